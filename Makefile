@@ -1,0 +1,101 @@
+# pn - predict deep-learning training time on GPUs.
+#
+#   make              build every tool into bin/ (CUDA parts when found)
+#   make NO_CUDA=1    build without CUDA even when nvcc is present
+#   make check        run the bats suite (t/)
+#   make deps         install the Debian packages pn needs (root)
+#   make install PREFIX=/usr/local
+#   make V=1          show full commands
+#   make SANITIZE=1   build with AddressSanitizer and UBSan
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+BINDIR   := $(PREFIX)/bin
+MANDIR   := $(PREFIX)/share/man/man1
+DATADIR  := $(PREFIX)/share/pn
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WERROR   ?=
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
+            -Wno-format-nonliteral $(if $(WERROR),-Werror)
+CPPFLAGS += -std=c11 -D_GNU_SOURCE -Isrc/lib \
+            -DPN_VERSION='"$(VERSION)"' -DPN_DATADIR='"$(DATADIR)"'
+LDLIBS   += -lz -lm
+
+ifeq ($(SANITIZE),1)
+CFLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+ifneq ($(V),1)
+Q := @
+E := @printf '  %-6s %s\n'
+else
+Q :=
+E := @:
+endif
+
+# ---- optional CUDA ---------------------------------------------------------
+CUDA_HOME ?= /usr/local/cuda
+NVCC      := $(shell command -v nvcc 2>/dev/null || \
+               { [ -x $(CUDA_HOME)/bin/nvcc ] && echo $(CUDA_HOME)/bin/nvcc; })
+CUDNN_H   := $(firstword $(wildcard $(CUDA_HOME)/include/cudnn.h \
+               /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h))
+ifeq ($(NO_CUDA),1)
+HAVE_CUDA := 0
+else ifneq ($(and $(NVCC),$(CUDNN_H)),)
+HAVE_CUDA := 1
+else
+HAVE_CUDA := 0
+endif
+
+TOOLS := $(patsubst src/%.c,bin/%,$(wildcard src/pn-*.c))
+LIBSRC := $(wildcard src/lib/*.c)
+LIBOBJ := $(patsubst src/%.c,build/%.o,$(LIBSRC))
+HDRS   := $(wildcard src/lib/*.h)
+
+.PHONY: all check test install uninstall clean deps bench samples info
+all: info $(TOOLS)
+
+info:
+	@echo "pn $(VERSION): nvcc: $(or $(NVCC),not found); cuDNN: $(or $(CUDNN_H),not found); CUDA backend: $(if $(filter 1,$(HAVE_CUDA)),yes,no$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1)))"
+
+build/%.o: src/%.c $(HDRS) | build/lib
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/lib:
+	$(Q)mkdir -p build/lib bin
+
+build/libpn.a: $(LIBOBJ)
+	$(E) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+bin/%: build/%.o build/libpn.a
+	$(E) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< build/libpn.a $(LDLIBS)
+
+check test: all
+	bats t/
+
+bench: all
+	bench/run
+
+deps:
+	.ci/deps
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR)
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)
+	install -m 644 gpuspecs/gpus.tsv $(DESTDIR)$(DATADIR)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/,$(notdir $(wildcard man/*.1)))
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build bin

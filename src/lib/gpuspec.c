@@ -1,0 +1,292 @@
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "gpuspec.h"
+#include "tsv.h"
+
+#ifndef PN_DATADIR
+#define PN_DATADIR "/usr/local/share/pn"
+#endif
+
+static const struct {
+	const char *col;
+	size_t off;
+	int required;
+} numcols[] = {
+	{"sms", offsetof(pn_gpu, sms), 1},
+	{"cores", offsetof(pn_gpu, cores), 0},
+	{"base_mhz", offsetof(pn_gpu, base_mhz), 0},
+	{"boost_mhz", offsetof(pn_gpu, boost_mhz), 1},
+	{"mem_gb", offsetof(pn_gpu, mem_gb), 1},
+	{"mem_bus_bits", offsetof(pn_gpu, mem_bus_bits), 0},
+	{"mem_bw_gbs", offsetof(pn_gpu, mem_bw_gbs), 1},
+	{"l2_mb", offsetof(pn_gpu, l2_mb), 1},
+	{"fp32_gflops", offsetof(pn_gpu, fp32_gflops), 1},
+	{"tf32_gflops", offsetof(pn_gpu, tf32_gflops), 0},
+	{"fp16_gflops", offsetof(pn_gpu, fp16_gflops), 0},
+	{"bf16_gflops", offsetof(pn_gpu, bf16_gflops), 0},
+	{"tdp_w", offsetof(pn_gpu, tdp_w), 0},
+	{"price_usd_h", offsetof(pn_gpu, price_usd_h), 0},
+};
+
+static const struct {
+	const char *col;
+	size_t off;
+} strcols[] = {
+	{"name", offsetof(pn_gpu, name)},
+	{"aliases", offsetof(pn_gpu, aliases)},
+	{"vendor", offsetof(pn_gpu, vendor)},
+	{"arch", offsetof(pn_gpu, arch)},
+	{"cc", offsetof(pn_gpu, cc)},
+	{"mem_type", offsetof(pn_gpu, mem_type)},
+	{"bus", offsetof(pn_gpu, bus)},
+	{"source", offsetof(pn_gpu, source)},
+};
+
+#define NUMCOLS (sizeof numcols / sizeof numcols[0])
+#define STRCOLS (sizeof strcols / sizeof strcols[0])
+
+static int readable(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+const char *pn_gpus_path(const char *path)
+{
+	static char buf[PATH_MAX + 64];
+	if (path)
+		return path;
+	const char *env = getenv("PN_GPUSPECS");
+	if (env && *env)
+		return env;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, sizeof buf, "%s/../gpuspecs/gpus.tsv", exe);
+			if (readable(buf))
+				return buf;
+			snprintf(buf, sizeof buf, "%s/../share/pn/gpus.tsv",
+				 exe);
+			if (readable(buf))
+				return buf;
+		}
+	}
+	return PN_DATADIR "/gpus.tsv";
+}
+
+/* Lower-case letters and digits of s, into out (size n). */
+static void norm(const char *s, char *out, size_t n)
+{
+	size_t k = 0;
+	for (; *s && k + 1 < n; s++)
+		if (isalnum((unsigned char)*s))
+			out[k++] = (char)tolower((unsigned char)*s);
+	out[k] = '\0';
+}
+
+/* Calls f(key) for the name and every alias of g; stops when f returns 1. */
+static int each_key(const pn_gpu *g, int (*f)(const char *, void *), void *a)
+{
+	if (f(g->name, a))
+		return 1;
+	if (!g->aliases)
+		return 0;
+	char *copy = pn_xstrdup(g->aliases), *save = NULL;
+	int hit = 0;
+	for (char *k = strtok_r(copy, ";", &save); k && !hit;
+	     k = strtok_r(NULL, ";", &save))
+		hit = f(k, a);
+	free(copy);
+	return hit;
+}
+
+static int same_key(const char *key, void *a)
+{
+	char n[256];
+	norm(key, n, sizeof n);
+	return n[0] && strcmp(n, (const char *)a) == 0;
+}
+
+const pn_gpu *pn_gpus_find(const pn_gpus *t, const char *name)
+{
+	char q[256];
+	norm(name, q, sizeof q);
+	if (!q[0])
+		return NULL;
+	for (int i = 0; i < t->n; i++)
+		if (each_key(&t->g[i], same_key, q))
+			return &t->g[i];
+	return NULL;
+}
+
+struct dupcheck {
+	const pn_gpus *t;
+	int upto;
+	const char *clash;
+};
+
+static int clashes(const char *key, void *a)
+{
+	struct dupcheck *d = a;
+	char n[256];
+	norm(key, n, sizeof n);
+	for (int i = 0; i < d->upto; i++)
+		if (each_key(&d->t->g[i], same_key, n)) {
+			d->clash = d->t->g[i].name;
+			return 1;
+		}
+	return 0;
+}
+
+pn_gpus *pn_gpus_load(const char *path)
+{
+	path = pn_gpus_path(path);
+	pn_tsv *in = pn_tsv_open(path);
+	int sc[STRCOLS], nc[NUMCOLS];
+	for (size_t i = 0; i < STRCOLS; i++)
+		sc[i] = pn_tsv_col(in, strcols[i].col);
+	for (size_t i = 0; i < NUMCOLS; i++)
+		nc[i] = pn_tsv_col(in, numcols[i].col);
+	pn_gpus *t = pn_xcalloc(1, sizeof *t);
+	t->path = pn_xstrdup(path);
+	int cap = 0;
+	while (pn_tsv_read(in)) {
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			t->g = pn_xrealloc(t->g, (size_t)cap * sizeof *t->g);
+		}
+		pn_gpu *g = &t->g[t->n];
+		memset(g, 0, sizeof *g);
+		for (size_t i = 0; i < STRCOLS; i++)
+			*(char **)((char *)g + strcols[i].off) =
+				pn_xstrdup(pn_tsv_str(in, sc[i]));
+		if (!g->name[0] || strcmp(g->name, "NA") == 0)
+			pn_tsv_die(in, sc[0], "empty name");
+		for (size_t i = 0; i < NUMCOLS; i++) {
+			double *v = (double *)((char *)g + numcols[i].off);
+			if (pn_tsv_na(in, nc[i])) {
+				if (numcols[i].required)
+					pn_tsv_die(in, nc[i],
+						   "'%s' needs a value",
+						   g->name);
+				*v = NAN;
+			} else {
+				*v = pn_tsv_num(in, nc[i]);
+			}
+		}
+		struct dupcheck d = {t, t->n, NULL};
+		if (each_key(g, clashes, &d))
+			pn_tsv_die_row(in, "'%s' shares a name with '%s'",
+				       g->name, d.clash);
+		t->n++;
+	}
+	if (t->n == 0)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no GPUs in the table");
+	pn_tsv_close(in);
+	return t;
+}
+
+void pn_gpus_free(pn_gpus *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->n; i++)
+		for (size_t k = 0; k < STRCOLS; k++)
+			free(*(char **)((char *)&t->g[i] + strcols[k].off));
+	free(t->g);
+	free(t->path);
+	free(t);
+}
+
+static int lev(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int *row = pn_xmalloc((lb + 1) * sizeof *row);
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	int d = row[lb];
+	free(row);
+	return d;
+}
+
+struct near {
+	const char *q;
+	int best;
+};
+
+static int distance(const char *key, void *a)
+{
+	struct near *s = a;
+	char n[256];
+	norm(key, n, sizeof n);
+	/* a name that contains the query (or is contained in it) is close */
+	int d = (n[0] && (strstr(n, s->q) || strstr(s->q, n)))
+			? abs((int)strlen(n) - (int)strlen(s->q)) / 4
+			: lev(s->q, n);
+	if (d < s->best)
+		s->best = d;
+	return 0;
+}
+
+void pn_gpus_closest(const pn_gpus *t, const char *name, char *buf, size_t n)
+{
+	char q[256];
+	norm(name, q, sizeof q);
+	int *dist = pn_xmalloc((size_t)t->n * sizeof *dist);
+	for (int i = 0; i < t->n; i++) {
+		struct near s = {q, INT_MAX};
+		each_key(&t->g[i], distance, &s);
+		dist[i] = s.best;
+	}
+	buf[0] = '\0';
+	size_t len = 0;
+	for (int k = 0; k < 3; k++) {
+		int bi = -1;
+		for (int i = 0; i < t->n; i++)
+			if (dist[i] != INT_MAX && (bi < 0 || dist[i] < dist[bi]))
+				bi = i;
+		if (bi < 0)
+			break;
+		dist[bi] = INT_MAX;
+		len += (size_t)snprintf(buf + len, n > len ? n - len : 0,
+					"%s%s", k ? ", " : "", t->g[bi].name);
+	}
+	free(dist);
+}
+
+const pn_gpu *pn_gpus_need(const pn_gpus *t, const char *name,
+			   const char *file, long line)
+{
+	const pn_gpu *g = pn_gpus_find(t, name);
+	if (g)
+		return g;
+	char near[256];
+	pn_gpus_closest(t, name, near, sizeof near);
+	pn_die_at(PN_EXIT_DATA, file, line,
+		  "unknown GPU '%s' (closest: %s; see %s)", name, near,
+		  t->path);
+}

@@ -1,0 +1,637 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "err.h"
+#include "tsv.h"
+
+#define CHUNK (256 * 1024)
+
+struct pn_tsv {
+	char *path;
+	const char *shown;      /* name used in messages */
+	int fd;
+	int eof;                /* no more raw input */
+	int gz;                 /* input is gzip */
+	z_stream zs;
+	unsigned char *zin;     /* compressed input buffer */
+	int zend;               /* inflate reached end of a member */
+
+	char *buf;              /* decoded text */
+	size_t cap, pos, end;   /* [pos, end) not yet consumed */
+
+	int ncols;
+	char **names;
+	char **f;               /* fields of the current row */
+	size_t *flen;
+	long line;
+};
+
+static ssize_t read_full(int fd, void *p, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, p, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* Decode more input into buf[end..cap); returns bytes added, 0 at EOF. */
+static size_t fill_raw(pn_tsv *t)
+{
+	if (t->eof)
+		return 0;
+	ssize_t r = read_full(t->fd, t->buf + t->end, t->cap - t->end);
+	if (r < 0)
+		pn_die_at(PN_EXIT_DATA, t->shown, 0, "read error: %s",
+			  strerror(errno));
+	if (r == 0)
+		t->eof = 1;
+	t->end += (size_t)r;
+	return (size_t)r;
+}
+
+static size_t fill_gz(pn_tsv *t)
+{
+	z_stream *z = &t->zs;
+	size_t before = t->end;
+	while (t->end == before) {
+		if (z->avail_in == 0) {
+			if (t->eof)
+				break;
+			ssize_t r = read_full(t->fd, t->zin, CHUNK);
+			if (r < 0)
+				pn_die_at(PN_EXIT_DATA, t->shown, 0,
+					  "read error: %s", strerror(errno));
+			if (r == 0) {
+				t->eof = 1;
+				break;
+			}
+			z->next_in = t->zin;
+			z->avail_in = (uInt)r;
+		}
+		if (t->zend) {
+			/* another gzip member follows (as after cat a.gz b.gz) */
+			if (inflateReset(z) != Z_OK)
+				PN_BUG("inflateReset");
+			t->zend = 0;
+		}
+		z->next_out = (unsigned char *)t->buf + t->end;
+		z->avail_out = (uInt)(t->cap - t->end);
+		int rc = inflate(z, Z_NO_FLUSH);
+		t->end = t->cap - z->avail_out;
+		if (rc == Z_STREAM_END)
+			t->zend = 1;
+		else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
+			pn_die_at(PN_EXIT_DATA, t->shown, 0,
+				  "corrupt gzip input: %s",
+				  z->msg ? z->msg : "bad data");
+		else if (rc == Z_MEM_ERROR)
+			pn_die(PN_EXIT_DATA, "out of memory");
+		else if (rc != Z_OK && rc != Z_BUF_ERROR)
+			pn_die_at(PN_EXIT_DATA, t->shown, 0,
+				  "gzip error %d", rc);
+	}
+	if (t->end == before && t->eof && !t->zend)
+		pn_die_at(PN_EXIT_DATA, t->shown, 0, "truncated gzip input");
+	return t->end - before;
+}
+
+static size_t fill(pn_tsv *t)
+{
+	if (t->pos > 0) {
+		memmove(t->buf, t->buf + t->pos, t->end - t->pos);
+		t->end -= t->pos;
+		t->pos = 0;
+	}
+	if (t->end == t->cap) {
+		t->cap *= 2;
+		t->buf = pn_xrealloc(t->buf, t->cap + 1);
+	}
+	return t->gz ? fill_gz(t) : fill_raw(t);
+}
+
+/* Next line as [*s, *s + *n), NUL-terminated in place; 0 at end of input. */
+static int next_line(pn_tsv *t, char **s, size_t *n)
+{
+	size_t scan = t->pos;
+	for (;;) {
+		char *nl = memchr(t->buf + scan, '\n', t->end - scan);
+		if (nl) {
+			*s = t->buf + t->pos;
+			*n = (size_t)(nl - *s);
+			t->pos = (size_t)(nl - t->buf) + 1;
+			break;
+		}
+		scan = t->end - t->pos;    /* offset after the move in fill() */
+		if (fill(t) == 0) {
+			if (t->end == t->pos)
+				return 0;
+			*s = t->buf + t->pos;  /* last line, no newline */
+			*n = t->end - t->pos;
+			t->pos = t->end;
+			break;
+		}
+	}
+	if (*n > 0 && (*s)[*n - 1] == '\r')
+		(*n)--;
+	(*s)[*n] = '\0';
+	t->line++;
+	return 1;
+}
+
+/* Split s in place at tabs into at most max fields; returns the count
+ * (which may exceed max: extra fields are counted, not stored). */
+static int split(char *s, size_t n, char **f, size_t *len, int max)
+{
+	int k = 0;
+	char *end = s + n, *start = s;
+	/* fields are short: a byte loop beats memchr's call per field */
+	for (;; s++) {
+		if (s == end || *s == '\t') {
+			if (k < max) {
+				f[k] = start;
+				len[k] = (size_t)(s - start);
+			}
+			k++;
+			if (s == end)
+				return k;
+			*s = '\0';
+			start = s + 1;
+		}
+	}
+}
+
+pn_tsv *pn_tsv_open(const char *path)
+{
+	pn_tsv *t = pn_xcalloc(1, sizeof *t);
+	if (!path || strcmp(path, "-") == 0) {
+		t->path = pn_xstrdup("-");
+		t->fd = 0;
+	} else {
+		t->path = pn_xstrdup(path);
+		t->fd = open(path, O_RDONLY);
+		if (t->fd < 0)
+			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	}
+	t->shown = t->path;
+	t->cap = 1 << 20;
+	t->buf = pn_xmalloc(t->cap + 1);
+
+	/* Sniff the gzip magic from the first bytes. */
+	while (t->end < 2 && !t->eof)
+		fill_raw(t);
+	if (t->end >= 2 && (unsigned char)t->buf[0] == 0x1f &&
+	    (unsigned char)t->buf[1] == 0x8b) {
+		t->gz = 1;
+		t->zin = pn_xmalloc(t->cap > CHUNK ? t->cap : CHUNK);
+		memcpy(t->zin, t->buf, t->end);
+		if (inflateInit2(&t->zs, 15 + 32) != Z_OK)
+			pn_die(PN_EXIT_DATA, "out of memory");
+		t->zs.next_in = t->zin;
+		t->zs.avail_in = (uInt)t->end;
+		t->end = 0;
+	}
+
+	char *s;
+	size_t n;
+	if (!next_line(t, &s, &n))
+		pn_die_at(PN_EXIT_DATA, t->shown, 0, "empty input (no header)");
+	int nc = split(s, n, NULL, NULL, 0);
+	t->ncols = nc;
+	t->names = pn_xcalloc((size_t)nc, sizeof *t->names);
+	t->f = pn_xcalloc((size_t)nc, sizeof *t->f);
+	t->flen = pn_xcalloc((size_t)nc, sizeof *t->flen);
+	/* split() above replaced the tabs: walk the NUL-separated names. */
+	char *p = s;
+	for (int i = 0; i < nc; i++) {
+		t->names[i] = pn_xstrdup(p);
+		p += strlen(p) + 1;
+		if (t->names[i][0] == '\0')
+			pn_die_at(PN_EXIT_DATA, t->shown, 1,
+				  "column %d has an empty name", i + 1);
+		for (int j = 0; j < i; j++)
+			if (strcmp(t->names[i], t->names[j]) == 0)
+				pn_die_at(PN_EXIT_DATA, t->shown, 1,
+					  "duplicate column '%s'",
+					  t->names[i]);
+	}
+	return t;
+}
+
+void pn_tsv_close(pn_tsv *t)
+{
+	if (!t)
+		return;
+	if (t->gz)
+		inflateEnd(&t->zs);
+	if (t->fd > 0)
+		close(t->fd);
+	for (int i = 0; i < t->ncols; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->f);
+	free(t->flen);
+	free(t->zin);
+	free(t->buf);
+	free(t->path);
+	free(t);
+}
+
+const char *pn_tsv_path(const pn_tsv *t) { return t->path; }
+int pn_tsv_ncols(const pn_tsv *t) { return t->ncols; }
+const char *pn_tsv_colname(const pn_tsv *t, int c) { return t->names[c]; }
+long pn_tsv_lineno(const pn_tsv *t) { return t->line; }
+
+int pn_tsv_find(const pn_tsv *t, const char *name)
+{
+	for (int i = 0; i < t->ncols; i++)
+		if (strcmp(t->names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int pn_tsv_col(const pn_tsv *t, const char *name)
+{
+	int c = pn_tsv_find(t, name);
+	if (c < 0)
+		pn_die_at(PN_EXIT_DATA, t->shown, 1, "missing column '%s'",
+			  name);
+	return c;
+}
+
+int pn_tsv_read(pn_tsv *t)
+{
+	char *s;
+	size_t n;
+	if (!next_line(t, &s, &n))
+		return 0;
+	int k = split(s, n, t->f, t->flen, t->ncols);
+	if (k != t->ncols)
+		pn_die_at(PN_EXIT_DATA, t->shown, t->line,
+			  "expected %d field%s, found %d", t->ncols,
+			  t->ncols == 1 ? "" : "s", k);
+	return 1;
+}
+
+const char *pn_tsv_str(const pn_tsv *t, int c) { return t->f[c]; }
+size_t pn_tsv_len(const pn_tsv *t, int c) { return t->flen[c]; }
+
+int pn_tsv_na(const pn_tsv *t, int c)
+{
+	return t->flen[c] == 0 || strcmp(t->f[c], "NA") == 0;
+}
+
+void pn_tsv_die(const pn_tsv *t, int c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	pn_die_at(PN_EXIT_DATA, t->shown, t->line, "column '%s': %s",
+		  t->names[c], msg);
+}
+
+void pn_tsv_die_row(const pn_tsv *t, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	pn_die_at(PN_EXIT_DATA, t->shown, t->line, "%s", msg);
+}
+
+/* Quote at most 40 bytes of a bad field in a message. */
+static const char *shorten(const char *s, char *buf, size_t n)
+{
+	if (strlen(s) < n)
+		return s;
+	memcpy(buf, s, n - 4);
+	strcpy(buf + n - 4, "...");
+	return buf;
+}
+
+static const double pow10tab[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+/* Decimal to double.  Exact (correctly rounded) when the digits fit in 2^53
+ * and the power of ten is at most 22 (Clinger's fast path); otherwise the
+ * validated text goes to strtod. */
+int pn_parse_num(const char *s, size_t n, double *out)
+{
+	const char *p = s, *end = s + n;
+	int neg = 0;
+	if (p < end && (*p == '-' || *p == '+'))
+		neg = *p++ == '-';
+	uint64_t m = 0;
+	int digits = 0, sig = 0, exp10 = 0, any = 0;
+	while (p < end && (unsigned)(*p - '0') < 10) {
+		if (sig < 19) {
+			m = m * 10 + (uint64_t)(*p - '0');
+			if (m)
+				sig++;
+		} else {
+			exp10++;
+		}
+		digits++;
+		p++;
+	}
+	any = digits > 0;
+	if (p < end && *p == '.') {
+		p++;
+		while (p < end && (unsigned)(*p - '0') < 10) {
+			if (sig < 19) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				if (m)
+					sig++;
+				exp10--;
+			}
+			any = 1;
+			p++;
+		}
+	}
+	if (!any)
+		return -1;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		int eneg = 0, e = 0, edig = 0;
+		if (p < end && (*p == '-' || *p == '+'))
+			eneg = *p++ == '-';
+		while (p < end && (unsigned)(*p - '0') < 10) {
+			if (e < 100000)
+				e = e * 10 + (*p - '0');
+			edig++;
+			p++;
+		}
+		if (!edig)
+			return -1;
+		exp10 += eneg ? -e : e;
+	}
+	if (p != end)
+		return -1;
+	double v;
+	if (sig < 19 && m <= (UINT64_C(1) << 53) && exp10 >= -22 &&
+	    exp10 <= 22) {
+		v = (double)m;
+		v = exp10 < 0 ? v / pow10tab[-exp10] : v * pow10tab[exp10];
+	} else {
+		char tmp[128], *copy = n < sizeof tmp ? tmp : pn_xmalloc(n + 1);
+		memcpy(copy, s, n);
+		copy[n] = '\0';
+		errno = 0;
+		v = strtod(copy, NULL);
+		if (copy != tmp)
+			free(copy);
+		if (!isfinite(v))
+			return -1;
+		*out = v;
+		return 0;
+	}
+	*out = neg ? -v : v;
+	return 0;
+}
+
+double pn_tsv_num(const pn_tsv *t, int c)
+{
+	double v;
+	if (pn_parse_num(t->f[c], t->flen[c], &v) < 0) {
+		char b[44];
+		pn_tsv_die(t, c, "'%s' is not a number", shorten(t->f[c], b,
+								  sizeof b));
+	}
+	return v;
+}
+
+long long pn_tsv_int(const pn_tsv *t, int c)
+{
+	double v;
+	if (pn_parse_num(t->f[c], t->flen[c], &v) < 0 || v != floor(v) ||
+	    fabs(v) >= 9007199254740992.0) {
+		char b[44];
+		pn_tsv_die(t, c, "'%s' is not a whole number",
+			   shorten(t->f[c], b, sizeof b));
+	}
+	return (long long)v;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+void pn_tsv_put_row(FILE *f, const pn_tsv *t)
+{
+	for (int i = 0; i < t->ncols; i++) {
+		if (i)
+			putc('\t', f);
+		fwrite(t->f[i], 1, t->flen[i], f);
+	}
+}
+
+void pn_tsv_put_header(FILE *f, const pn_tsv *t)
+{
+	for (int i = 0; i < t->ncols; i++) {
+		if (i)
+			putc('\t', f);
+		fputs(t->names[i], f);
+	}
+}
+
+int pn_fmt_num(char *buf, double v)
+{
+	if (v == 0)
+		return sprintf(buf, "0");
+	if (v == floor(v) && fabs(v) < 1e15)
+		return sprintf(buf, "%.0f", v);
+	for (int prec = 6; prec <= 17; prec += prec < 15 ? 9 : 1) {
+		int n = sprintf(buf, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return n;
+	}
+	return sprintf(buf, "%.17g", v);
+}
+
+void pn_put_num(FILE *f, double v)
+{
+	char b[40];
+	fwrite(b, 1, (size_t)pn_fmt_num(b, v), f);
+}
+
+struct pn_tsv_out {
+	const pn_tsv *in;
+	int n;
+	int *at;        /* input column replaced by new column k, or -1 */
+	int *by;        /* for each input column: new column replacing it, -1 */
+	char **names;
+	char **val;
+	size_t *vcap;
+};
+
+pn_tsv_out *pn_tsv_out_new(const pn_tsv *in, const char *const *names, int n)
+{
+	pn_tsv_out *o = pn_xcalloc(1, sizeof *o);
+	o->in = in;
+	o->n = n;
+	o->at = pn_xcalloc((size_t)n, sizeof *o->at);
+	o->by = pn_xcalloc((size_t)in->ncols, sizeof *o->by);
+	o->names = pn_xcalloc((size_t)n, sizeof *o->names);
+	o->val = pn_xcalloc((size_t)n, sizeof *o->val);
+	o->vcap = pn_xcalloc((size_t)n, sizeof *o->vcap);
+	for (int i = 0; i < in->ncols; i++)
+		o->by[i] = -1;
+	for (int k = 0; k < n; k++) {
+		o->names[k] = pn_xstrdup(names[k]);
+		o->at[k] = pn_tsv_find(in, names[k]);
+		if (o->at[k] >= 0)
+			o->by[o->at[k]] = k;
+		o->vcap[k] = 64;
+		o->val[k] = pn_xmalloc(64);
+		strcpy(o->val[k], "NA");
+	}
+	return o;
+}
+
+void pn_tsv_out_free(pn_tsv_out *o)
+{
+	if (!o)
+		return;
+	for (int k = 0; k < o->n; k++) {
+		free(o->names[k]);
+		free(o->val[k]);
+	}
+	free(o->names);
+	free(o->val);
+	free(o->vcap);
+	free(o->at);
+	free(o->by);
+	free(o);
+}
+
+void pn_tsv_out_header(pn_tsv_out *o, FILE *f)
+{
+	pn_tsv_put_header(f, o->in);
+	for (int k = 0; k < o->n; k++)
+		if (o->at[k] < 0)
+			fprintf(f, "%s%s", o->in->ncols ? "\t" : "",
+				o->names[k]);
+	putc('\n', f);
+}
+
+void pn_tsv_out_num(pn_tsv_out *o, int k, double v)
+{
+	if (!isfinite(v))
+		PN_BUG("non-finite value in output");
+	pn_fmt_num(o->val[k], v);
+}
+
+void pn_tsv_out_str(pn_tsv_out *o, int k, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (n > o->vcap[k]) {
+		o->vcap[k] = n;
+		o->val[k] = pn_xrealloc(o->val[k], n);
+	}
+	memcpy(o->val[k], s, n);
+}
+
+void pn_tsv_out_row(pn_tsv_out *o, FILE *f)
+{
+	const pn_tsv *t = o->in;
+	for (int i = 0; i < t->ncols; i++) {
+		if (i)
+			putc('\t', f);
+		if (o->by[i] >= 0)
+			fputs(o->val[o->by[i]], f);
+		else
+			fwrite(t->f[i], 1, t->flen[i], f);
+	}
+	for (int k = 0; k < o->n; k++)
+		if (o->at[k] < 0) {
+			putc('\t', f);
+			fputs(o->val[k], f);
+		}
+	putc('\n', f);
+}
+
+/* ---- output files ----------------------------------------------------- */
+
+#define MAX_OUT 8
+static struct {
+	FILE *f;
+	char *path, *tmp;
+} outs[MAX_OUT];
+
+void pn_stdout_init(void)
+{
+	static char buf[1 << 16];
+	setvbuf(stdout, buf, _IOFBF, sizeof buf);
+}
+
+FILE *pn_output_open(const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return stdout;
+	int slot = 0;
+	while (slot < MAX_OUT && outs[slot].f)
+		slot++;
+	if (slot == MAX_OUT)
+		PN_BUG("too many output files");
+	size_t n = strlen(path);
+	char *tmp = pn_xmalloc(n + 8);
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".XXXXXX", 8);
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	pn_cleanup_push(tmp);
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	outs[slot].f = f;
+	outs[slot].path = pn_xstrdup(path);
+	outs[slot].tmp = tmp;
+	return f;
+}
+
+void pn_output_close(FILE *f)
+{
+	if (f == stdout) {
+		if (fflush(stdout) != 0 || ferror(stdout))
+			pn_die(PN_EXIT_DATA, "write error: %s",
+			       strerror(errno ? errno : EIO));
+		return;
+	}
+	for (int i = 0; i < MAX_OUT; i++) {
+		if (outs[i].f != f)
+			continue;
+		int bad = fflush(f) != 0 || ferror(f);
+		int e = errno;
+		if (fclose(f) != 0 && !bad) {
+			bad = 1;
+			e = errno;
+		}
+		outs[i].f = NULL;
+		if (bad)
+			pn_die(PN_EXIT_DATA, "write error: %s: %s",
+			       outs[i].path, strerror(e ? e : EIO));
+		if (rename(outs[i].tmp, outs[i].path) != 0)
+			pn_die(PN_EXIT_DATA, "%s: %s", outs[i].path,
+			       strerror(errno));
+		pn_cleanup_pop(outs[i].tmp);
+		free(outs[i].tmp);
+		free(outs[i].path);
+		return;
+	}
+	PN_BUG("pn_output_close on unknown file");
+}
