@@ -416,8 +416,8 @@ double pn_tsv_num(const pn_tsv *t, int c)
 long long pn_tsv_int(const pn_tsv *t, int c)
 {
 	double v;
-	if (pn_parse_num(t->f[c], t->flen[c], &v) < 0 || v != floor(v) ||
-	    fabs(v) >= 9007199254740992.0) {
+	v = pn_tsv_num(t, c);
+	if (v != floor(v) || fabs(v) >= 9007199254740992.0) {
 		char b[44];
 		pn_tsv_die(t, c, "'%s' is not a whole number",
 			   shorten(t->f[c], b, sizeof b));
@@ -584,6 +584,18 @@ FILE *pn_output_open(const char *path)
 		slot++;
 	if (slot == MAX_OUT)
 		PN_BUG("too many output files");
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or pipe (/dev/full, a fifo): write to it directly,
+		 * never rename over it */
+		FILE *f = fopen(path, "w");
+		if (!f)
+			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+		outs[slot].f = f;
+		outs[slot].path = pn_xstrdup(path);
+		outs[slot].tmp = NULL;
+		return f;
+	}
 	size_t n = strlen(path);
 	char *tmp = pn_xmalloc(n + 8);
 	memcpy(tmp, path, n);
@@ -625,10 +637,11 @@ void pn_output_close(FILE *f)
 		if (bad)
 			pn_die(PN_EXIT_DATA, "write error: %s: %s",
 			       outs[i].path, strerror(e ? e : EIO));
-		if (rename(outs[i].tmp, outs[i].path) != 0)
+		if (outs[i].tmp && rename(outs[i].tmp, outs[i].path) != 0)
 			pn_die(PN_EXIT_DATA, "%s: %s", outs[i].path,
 			       strerror(errno));
-		pn_cleanup_pop(outs[i].tmp);
+		if (outs[i].tmp)
+			pn_cleanup_pop(outs[i].tmp);
 		free(outs[i].tmp);
 		free(outs[i].path);
 		return;

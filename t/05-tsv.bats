@@ -1,0 +1,158 @@
+#!/usr/bin/env bats
+# The shared TSV reader and writer (src/lib/tsv.c), exercised through
+# pn-featurize: every tool reads and writes through the same code.
+load test_helper
+
+G="--gpuspecs $FIX/featurize/gpus.tsv"
+L="$FIX/featurize/layers.tsv"
+T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
+
+@test "reader takes gzip input exactly like plain input" {
+	gzip -c "$L" >"$(T in.gz)"
+	pn-featurize $G "$L" >"$(T plain)"
+	pn-featurize $G "$(T in.gz)" >"$(T gz)"
+	cmp "$(T plain)" "$(T gz)"
+}
+
+@test "reader takes gzip on standard input" {
+	pn-featurize $G "$L" >"$(T plain)"
+	gzip -c "$L" | pn-featurize $G >"$(T gz)"
+	cmp "$(T plain)" "$(T gz)"
+}
+
+@test "reader reads concatenated gzip members as one stream" {
+	head -8 "$L" | gzip -c >"$(T cat.gz)"
+	tail -n +9 "$L" | gzip -c >>"$(T cat.gz)"
+	pn-featurize $G "$L" >"$(T plain)"
+	pn-featurize $G "$(T cat.gz)" >"$(T gz)"
+	cmp "$(T plain)" "$(T gz)"
+}
+
+@test "reader accepts CRLF line ends and a missing final newline" {
+	sed 's/$/\r/' "$L" | head -c -2 >"$(T crlf)"
+	pn-featurize $G "$L" >"$(T plain)"
+	pn-featurize $G "$(T crlf)" >"$(T out)"
+	cmp "$(T plain)" "$(T out)"
+}
+
+@test "reader reports a truncated gzip file" {
+	gzip -c "$L" | head -c 200 >"$(T trunc.gz)"
+	run bash -c "pn-featurize $G '$(T trunc.gz)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T trunc.gz): truncated gzip input" ]
+}
+
+@test "reader reports corrupt gzip data" {
+	gzip -c "$L" >"$(T bad.gz)"
+	printf 'XXXXXXXXXXXXXXXX' | dd of="$(T bad.gz)" bs=1 seek=30 conv=notrunc 2>/dev/null
+	run bash -c "pn-featurize $G '$(T bad.gz)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-featurize: $(T bad.gz): corrupt gzip input: "* ]]
+}
+
+@test "reader names the line of a row with too few fields" {
+	{ head -3 "$L"; sed -n 4p "$L" | cut -f1-10; } >"$(T short)"
+	run bash -c "pn-featurize $G '$(T short)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T short):4: expected 30 fields, found 10" ]
+}
+
+@test "reader names the line of a row with too many fields" {
+	{ head -2 "$L"; sed -n 3p "$L" | sed 's/$/\textra/'; } >"$(T long)"
+	run bash -c "pn-featurize $G '$(T long)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T long):3: expected 30 fields, found 31" ]
+}
+
+@test "reader rejects a non-numeric field and quotes it" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\tten\t3\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'm': 'ten' is not a number" ]
+}
+
+@test "reader rejects numbers with trailing garbage, hex, inf and nan" {
+	for v in 3x 0x10 inf nan '' ' 3' 1e; do
+		printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t%s\t3\t4\tTESTGPU\n' "$v" >"$(T in)"
+		run pn-featurize $G "$(T in)"
+		[ "$status" -eq 1 ]
+	done
+}
+
+@test "reader accepts signs, exponents and fractions that are whole" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t+1\t2e0\t3.0\t0.4e1\tTESTGPU\n' >"$(T in)"
+	run pn-featurize $G "$(T in)"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f7)" = 48 ]
+}
+
+@test "reader rejects a header that repeats a column" {
+	printf 'layer\tbatch\tbatch\nbmm\t1\t1\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):1: duplicate column 'batch'" ]
+}
+
+@test "reader rejects empty input" {
+	: >"$(T empty)"
+	run bash -c "pn-featurize $G '$(T empty)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T empty): empty input (no header)" ]
+}
+
+@test "reader names standard input as -" {
+	run bash -c "pn-featurize $G </dev/null 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: -: empty input (no header)" ]
+}
+
+@test "a header without rows is refused as no data rows" {
+	head -1 "$L" >"$(T header)"
+	run bash -c "pn-featurize $G '$(T header)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T header): no data rows" ]
+}
+
+@test "a missing input file is named with the system's reason" {
+	run bash -c "pn-featurize $G '$(T nosuch)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T nosuch): No such file or directory" ]
+}
+
+@test "a full disk on standard output is a write error" {
+	run bash -c "pn-featurize $G '$L' 2>&1 >/dev/full"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: write error: No space left on device" ]
+}
+
+@test "a full disk on an output file is a write error naming it" {
+	run bash -c "pn-featurize $G -o /dev/full '$L' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: write error: /dev/full: No space left on device" ]
+}
+
+@test "an output file appears only when the run succeeds" {
+	{ cat "$L"; printf 'bmm\tNA\t1\n'; } >"$(T bad)"
+	run pn-featurize $G -o "$(T out.tsv)" "$(T bad)"
+	[ "$status" -eq 1 ]
+	[ ! -e "$(T out.tsv)" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep out.tsv)" ]
+	run pn-featurize $G -o "$(T out.tsv)" "$L"
+	[ "$status" -eq 0 ]
+	[ -s "$(T out.tsv)" ]
+}
+
+@test "a failed run keeps the previous output file intact" {
+	echo previous >"$(T out.tsv)"
+	run pn-featurize $G -o "$(T out.tsv)" "$(T nosuch)"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$(T out.tsv)")" = previous ]
+}
+
+@test "writer prints numbers in their shortest exact form" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t3\t1\t1\t1\tTESTGPU\n' >"$(T in)"
+	run pn-featurize $G "$(T in)"
+	[ "$status" -eq 0 ]
+	# co = 6 flops at 10 TFLOP/s = 6e-10 ms
+	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f14)" = 6e-10 ]
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# pn-featurize: features of every layer type, device handling, bad rows.
+load test_helper
+
+G="--gpuspecs $FIX/featurize/gpus.tsv"
+L="$FIX/featurize/layers.tsv"
+
+# value of column $2 in data row $3 (1-based) of TSV file $1
+col() { awk -F'\t' -v c="$2" -v r="$3" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i} NR==r+1{print $k}' "$1"; }
+# exit 0 when $1 and $2 agree to 1e-12 relative
+near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=1e-12*m || d==0)}'; }
+
+@test "pn-featurize output for every layer type matches the reviewed file" {
+	run pn-featurize $G "$L"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$FIX/featurize/layers.expected"
+}
+
+@test "pn-featurize dense features equal the hand-computed values" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	# B=128 I=256 O=512 bias: 2*128*256*512 + 128*512
+	[ "$(col "$BATS_TEST_TMPDIR/o" flops 1)" = 33619968 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" co 1)" = 33554432 ]
+	# weights (256*512+512)*4, in 128*256*4, out 128*512*4
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_weights 1)" = 526336 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_in 1)" = 131072 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_out 1)" = 262144 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_total 1)" = 919552 ]
+	# ct = co / 10 TFLOP/s in ms; roofline = flops / peak (compute bound)
+	near "$(col "$BATS_TEST_TMPDIR/o" ct_ms 1)" 0.0033554432
+	near "$(col "$BATS_TEST_TMPDIR/o" roofline_ms 1)" 0.0033619968
+	# ceil(128/128)*ceil(512/128) = 4 tiles on 100 SMs: one wave, 4% busy
+	[ "$(col "$BATS_TEST_TMPDIR/o" tiles 1)" = 4 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" waves 1)" = 1 ]
+	near "$(col "$BATS_TEST_TMPDIR/o" wave_eff 1)" 0.04
+}
+
+@test "pn-featurize conv2d features equal the hand-computed values" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	# B=2 C=3 C'=16 k=3 X=32 s=1 p=1 -> Y=32; 2*2*32*32*16*3*9
+	[ "$(col "$BATS_TEST_TMPDIR/o" flops 3)" = 1769472 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" co 3)" = 884736 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_weights 3)" = 1728 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_out 3)" = 131072 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" tiles 3)" = 16 ]
+}
+
+@test "pn-featurize elementwise rows are memory bound at the table's bandwidth" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	# add of two 1000x1000 fp32 tensors: 12 MB at 1000 GB/s = 0.012 ms
+	near "$(col "$BATS_TEST_TMPDIR/o" roofline_ms 11)" 0.012
+	# relu on SLOWGPU: 8 MB at 100 GB/s; 977 blocks on 10 SMs = 98 waves
+	near "$(col "$BATS_TEST_TMPDIR/o" roofline_ms 12)" 0.08
+	[ "$(col "$BATS_TEST_TMPDIR/o" waves 12)" = 98 ]
+}
+
+@test "pn-featurize uses the fp16 tensor peak for fp16 rows" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" gpu_peak_gflops 8)" = 40000 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" gpu_peak_gflops 1)" = 10000 ]
+}
+
+@test "pn-featurize triples the work of training rows" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	# row 14 is row 1 with relu, pass=train: 3 * (33619968 + 65536)
+	[ "$(col "$BATS_TEST_TMPDIR/o" flops 14)" = 101056512 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" cm_total 14)" = 1839104 ]
+}
+
+@test "pn-featurize matches devices by alias, ignoring case and punctuation" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" gpu_sms 13)" = 100 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" gpu_sms 14)" = 100 ]
+}
+
+@test "pn-featurize is idempotent: featurizing twice gives the same columns" {
+	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/once"
+	pn-featurize $G "$BATS_TEST_TMPDIR/once" >"$BATS_TEST_TMPDIR/twice"
+	cmp "$BATS_TEST_TMPDIR/once" "$BATS_TEST_TMPDIR/twice"
+}
+
+@test "pn-featurize --device rewrites the device column and its specs" {
+	run pn-featurize $G --device SLOWGPU "$L"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | awk -F'\t' 'NR>1{print $29}' | sort -u)" = SLOWGPU ]
+	[ "$(printf '%s\n' "$output" | awk -F'\t' 'NR>1{print $(NF-7)}' | sort -u)" = 10 ]
+}
+
+@test "pn-featurize --device adds a device column when the input has none" {
+	printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t2\t3\t4\n' >"$BATS_TEST_TMPDIR/in"
+	run pn-featurize $G -d tg1 "$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | head -1 | cut -f1-7)" = "$(printf 'layer\tbatch\tm\tn\tk\tdevice\tflops')" ]
+	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f6,7)" = "$(printf 'TESTGPU\t48')" ]
+}
+
+@test "pn-featurize names an unknown GPU and suggests the closest" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t2\t3\t4\tTESTGPX\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: unknown GPU 'TESTGPX' (closest: TESTGPU, SLOWGPU; see $FIX/featurize/gpus.tsv)" ]
+}
+
+@test "pn-featurize rejects an unknown --device with exit 1" {
+	run bash -c "pn-featurize $G --device nosuch '$L' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-featurize: unknown GPU 'nosuch' (closest: "* ]]
+}
+
+@test "pn-featurize rejects a conv2d kernel larger than the padded image" {
+	printf 'layer\tbatch\tin_channels\tout_channels\tkernel\timage\tstride\tpadding\tdevice\nconv2d\t1\t3\t8\t7\t4\t1\t1\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: impossible conv2d: kernel 7 is larger than the padded image 6" ]
+}
+
+@test "pn-featurize rejects attention heads that do not divide embed_dim" {
+	printf 'layer\tbatch\tseq_len\tembed_dim\theads\tdevice\nattention\t1\t8\t100\t3\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: impossible attention: embed_dim 100 is not divisible by heads 3" ]
+}
+
+@test "pn-featurize rejects an unknown layer type" {
+	printf 'layer\tbatch\tdevice\nconv3d\t1\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'layer': unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc)" ]
+}
+
+@test "pn-featurize names a dimension column the layer type needs" {
+	printf 'layer\tbatch\tm\tn\tdevice\nbmm\t1\t2\t3\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: missing column 'k' (needed by layer 'bmm')" ]
+}
+
+@test "pn-featurize rejects a fractional dimension" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1.5\t2\t3\t4\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'batch': '1.5' is not a whole number" ]
+}
+
+@test "pn-featurize rejects a zero dimension" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t0\t2\t3\t4\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'batch': batch must be at least 1, not 0" ]
+}
+
+@test "pn-featurize rejects an unknown precision" {
+	printf 'layer\tbatch\tm\tn\tk\tprecision\tdevice\nbmm\t1\t2\t3\t4\tfp8\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'precision': unknown value 'fp8' (one of: fp32, tf32, fp16, bf16)" ]
+}
+
+@test "pn-featurize needs a device column unless --device is given" {
+	printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t2\t3\t4\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:1: missing column 'device'" ]
+}
+
+@test "pn-featurize rejects a second operand" {
+	run bash -c "pn-featurize a b 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-featurize: extra operand 'b'" ]
+}
