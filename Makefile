@@ -3,6 +3,7 @@
 #   make              build every tool into bin/ (CUDA parts when found)
 #   make NO_CUDA=1    build without CUDA even when nvcc is present
 #   make check        run the bats suite (t/)
+#   make run          the main job on the shipped data (pipelines/roofline)
 #   make deps         install the Debian packages pn needs (root)
 #   make install PREFIX=/usr/local
 #   make V=1          show full commands
@@ -56,7 +57,7 @@ LIBSRC := $(wildcard src/lib/*.c)
 LIBOBJ := $(patsubst src/%.c,build/%.o,$(LIBSRC))
 HDRS   := $(wildcard src/lib/*.h)
 
-.PHONY: all check test install uninstall clean deps bench samples info
+.PHONY: all check test install uninstall clean deps bench run info
 all: info $(TOOLS)
 
 info:
@@ -82,6 +83,10 @@ check test: all
 
 bench: all
 	bench/run
+
+# The main job on the shipped data (see README.md).
+run: all
+	pipelines/roofline
 
 deps:
 	.ci/deps

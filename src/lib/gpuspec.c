@@ -99,7 +99,7 @@ static int each_key(const pn_gpu *g, int (*f)(const char *, void *), void *a)
 {
 	if (f(g->name, a))
 		return 1;
-	if (!g->aliases)
+	if (!g->aliases || !g->aliases[0] || strcmp(g->aliases, "NA") == 0)
 		return 0;
 	char *copy = pn_xstrdup(g->aliases), *save = NULL;
 	int hit = 0;
