@@ -52,6 +52,17 @@ else
 HAVE_CUDA := 0
 endif
 
+ifeq ($(HAVE_CUDA),1)
+CUDA_OBJ  := build/cuda/detect.o
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+NVFLAGS   ?= -O2 -std=c++17
+else
+CUDA_OBJ  := build/cuda/nocuda.o
+CUDA_LIBS :=
+endif
+# tools that talk to the GPU link the CUDA objects
+CUDA_TOOLS := bin/pn-specs
+
 TOOLS := $(patsubst src/%.c,bin/%,$(wildcard src/pn-*.c))
 LIBSRC := $(wildcard src/lib/*.c)
 LIBOBJ := $(patsubst src/%.c,build/%.o,$(LIBSRC))
@@ -67,8 +78,20 @@ build/%.o: src/%.c $(HDRS) | build/lib
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/lib:
-	$(Q)mkdir -p build/lib bin
+build/cuda/%.o: src/cuda/%.cu src/cuda/detect.h | build/cuda
+	$(E) NVCC $@
+	$(Q)$(NVCC) $(NVFLAGS) -Isrc/cuda -c -o $@ $<
+
+build/cuda/nocuda.o: src/cuda/nocuda.c src/cuda/detect.h | build/cuda
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/lib build/cuda:
+	$(Q)mkdir -p $@ bin
+
+$(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
+	$(E) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LDLIBS) $(CUDA_LIBS)
 
 build/libpn.a: $(LIBOBJ)
 	$(E) AR $@

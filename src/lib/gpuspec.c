@@ -65,6 +65,7 @@ const char *pn_gpus_path(const char *path)
 	const char *env = getenv("PN_GPUSPECS");
 	if (env && *env)
 		return env;
+	static char real[PATH_MAX];
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (n > 0) {
@@ -74,24 +75,39 @@ const char *pn_gpus_path(const char *path)
 			*slash = '\0';
 			snprintf(buf, sizeof buf, "%s/../gpuspecs/gpus.tsv", exe);
 			if (readable(buf))
-				return buf;
+				return realpath(buf, real) ? real : buf;
 			snprintf(buf, sizeof buf, "%s/../share/pn/gpus.tsv",
 				 exe);
 			if (readable(buf))
-				return buf;
+				return realpath(buf, real) ? real : buf;
 		}
 	}
 	return PN_DATADIR "/gpus.tsv";
 }
 
-/* Lower-case letters and digits of s, into out (size n). */
+/* Lower-case letters and digits of s, into out (size n), without the
+ * vendor and brand words that device names may or may not carry. */
 static void norm(const char *s, char *out, size_t n)
 {
+	static const char *const brands[] = {
+		"nvidia", "tesla", "geforce", "quadro", "amd", "instinct", 0
+	};
 	size_t k = 0;
 	for (; *s && k + 1 < n; s++)
 		if (isalnum((unsigned char)*s))
 			out[k++] = (char)tolower((unsigned char)*s);
 	out[k] = '\0';
+	for (int again = 1; again;) {
+		again = 0;
+		for (int i = 0; brands[i]; i++) {
+			size_t b = strlen(brands[i]);
+			if (k > b && strncmp(out, brands[i], b) == 0) {
+				memmove(out, out + b, k - b + 1);
+				k -= b;
+				again = 1;
+			}
+		}
+	}
 }
 
 /* Calls f(key) for the name and every alias of g; stops when f returns 1. */
