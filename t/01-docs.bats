@@ -44,7 +44,7 @@ render() { LC_ALL=C MANWIDTH=200 man -E UTF-8 -l "$PN_ROOT/man/$1.1" 2>/dev/null
 			bash -o pipefail -c "$cmd" >/dev/null 2>"$BATS_TEST_TMPDIR/err" ||
 				{ echo "$t example failed: $cmd"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
 		done < <(awk '/^\.SH EXAMPLES/{f=1;next} /^\.SH/{f=0} f&&/^pn-/' "man/$t.1" |
-			sed 's/\\-/-/g; s/\\(aq/'"'"'/g; s/\\\\/\\/g')
+			sed -e 's/\\-/-/g' -e "s/\\\\(aq/'/g" -e 's/\\e/\\/g')
 	done
 	[ "$n" -gt 0 ]
 }

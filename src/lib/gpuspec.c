@@ -259,10 +259,13 @@ static int distance(const char *key, void *a)
 	struct near *s = a;
 	char n[256];
 	norm(key, n, sizeof n);
-	/* a name that contains the query (or is contained in it) is close */
-	int d = (n[0] && (strstr(n, s->q) || strstr(s->q, n)))
-			? abs((int)strlen(n) - (int)strlen(s->q)) / 4
-			: lev(s->q, n);
+	/* A name that holds the query's characters in order ("a10080" in
+	 * "a100pcie80gb") is an abbreviation of it: closer than any edit. */
+	const char *p = n;
+	for (const char *c = s->q; *c && p; c++)
+		p = *p ? strchr(p, *c) : NULL, p = p ? p + 1 : NULL;
+	int d = p && n[0] ? ((int)strlen(n) - (int)strlen(s->q)) / 4
+			  : 100 + lev(s->q, n);
 	if (d < s->best)
 		s->best = d;
 	return 0;

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# pn-specs and the shipped GPU table.
+load test_helper
+
+@test "pn-specs prints every row of the shipped table" {
+	run pn-specs
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq "$(wc -l <"$PN_ROOT/gpuspecs/gpus.tsv")" ]
+}
+
+@test "the shipped table has at least 25 accelerators" {
+	[ "$(tail -n +2 "$PN_ROOT/gpuspecs/gpus.tsv" | wc -l)" -ge 25 ]
+}
+
+@test "the shipped table knows every GPU of PreNeT and NeuSight by its CUDA name" {
+	for n in 'Tesla P4' 'Tesla P100-PCIE-16GB' 'Tesla T4' 'Tesla V100-PCIE-32GB' \
+		'NVIDIA RTX A4000' 'NVIDIA L4' 'NVIDIA GeForce RTX 4090' \
+		'NVIDIA A100-PCIE-40GB' 'NVIDIA A100-SXM4-40GB' 'NVIDIA A100 80GB PCIe' \
+		'NVIDIA H100 80GB HBM3' 'AMD Instinct MI100' 'AMD Instinct MI210' \
+		'AMD Instinct MI250' P4 P100 T4 V100 RTXA4000 L4 RTX4090; do
+		pn-specs "$n" >/dev/null || { echo "$n"; return 1; }
+	done
+}
+
+@test "pn-specs finds a row by alias, ignoring case, punctuation and brand" {
+	run pn-specs tesla_t4
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f1)" = T4 ]
+}
+
+@test "pn-specs keeps the order of the names given" {
+	run pn-specs L4 T4
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f1 | paste -sd,)" = name,L4,T4 ]
+}
+
+@test "pn-specs suggests the closest names for an unknown GPU" {
+	run bash -c 'pn-specs A100-80 2>&1 >/dev/null'
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-specs: unknown GPU 'A100-80' (closest: "* ]]
+	[[ "$output" == *A100-PCIE-80GB* ]]
+	[[ "$output" == *A100-SXM4-80GB* ]]
+}
+
+@test "pn-specs reads another table with --gpuspecs" {
+	run pn-specs --gpuspecs "$FIX/featurize/gpus.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f1 | paste -sd,)" = name,TESTGPU,SLOWGPU ]
+}
+
+@test "pn-specs round-trips the table it reads" {
+	run pn-specs --gpuspecs "$FIX/featurize/gpus.tsv" -o "$BATS_TEST_TMPDIR/out"
+	[ "$status" -eq 0 ]
+	cmp "$BATS_TEST_TMPDIR/out" "$FIX/featurize/gpus.tsv"
+}
+
+@test "pn-specs rejects a table row without a required value" {
+	sed '2s/\t100\t6400\t/\tNA\t6400\t/' "$FIX/featurize/gpus.tsv" >"$BATS_TEST_TMPDIR/g"
+	run bash -c "pn-specs --gpuspecs '$BATS_TEST_TMPDIR/g' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: $BATS_TEST_TMPDIR/g:2: column 'sms': 'TESTGPU' needs a value" ]
+}
+
+@test "pn-specs rejects a table where two rows share a name" {
+	{ cat "$FIX/featurize/gpus.tsv"; sed -n 2p "$FIX/featurize/gpus.tsv" | sed 's/^TESTGPU\tTest GPU One;TG1/OTHER\ttest-gpu-one/'; } >"$BATS_TEST_TMPDIR/g"
+	run bash -c "pn-specs --gpuspecs '$BATS_TEST_TMPDIR/g' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: $BATS_TEST_TMPDIR/g:4: 'OTHER' shares a name with 'TESTGPU'" ]
+}
+
+@test "pn-specs --detect exits 3 when no CUDA device or backend is there" {
+	if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+		skip "a CUDA device is present"
+	fi
+	run bash -c 'pn-specs --detect 2>&1 >/dev/null'
+	[ "$status" -eq 3 ]
+	[[ "$output" == "pn-specs: "*"CUDA"* ]]
+}
+
+@test "pn-specs --detect prints this machine's GPU" {
+	command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 ||
+		skip "no CUDA device"
+	run pn-specs --detect
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -ge 2 ]
+}
+
+@test "pn-specs --detect takes no names" {
+	run pn-specs --detect T4
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-specs: --detect takes no NAME" ]
+}
