@@ -126,4 +126,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
-	rm -rf build bin
+	rm -rf build $(TOOLS) $(CUDA_TOOLS)
+
+.DELETE_ON_ERROR:

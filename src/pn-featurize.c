@@ -96,6 +96,7 @@ int main(int argc, char **argv)
 	int c;
 	pn_init("pn-featurize");
 	pn_stdout_init();
+	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
 	while ((c = getopt_long(argc, argv, "d:g:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': device = optarg; break;
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
 			  return 0;
 		case 'V': pn_version();
-		default: pn_usage_error("unknown option");
+		default: pn_try_help();
 		}
 	}
 	if (argc - optind > 1)

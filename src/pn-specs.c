@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 	int detect = 0, c;
 	pn_init("pn-specs");
 	pn_stdout_init();
+	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
 	while ((c = getopt_long(argc, argv, "dg:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': detect = 1; break;
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
 			  return 0;
 		case 'V': pn_version();
-		default: pn_usage_error("unknown option");
+		default: pn_try_help();
 		}
 	}
 	if (detect && optind < argc)

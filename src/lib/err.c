@@ -95,6 +95,13 @@ void pn_usage_error(const char *fmt, ...)
 	exit(PN_EXIT_USAGE);
 }
 
+void pn_try_help(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", pn_prog);
+	run_cleanup();
+	exit(PN_EXIT_USAGE);
+}
+
 void pn_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -38,6 +38,11 @@ _Noreturn void pn_die_at(int code, const char *file, long line,
 _Noreturn void pn_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* After getopt has printed its own message about a bad option (tools set
+ * argv[0] = pn_prog so that it starts "pn-x: "): print the "Try" line and
+ * exit 2. */
+_Noreturn void pn_try_help(void);
+
 /* A warning: "pn-x: warning: <fmt>"; does not exit. */
 void pn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -28,8 +28,8 @@ typedef struct {
 const char *pn_gpus_path(const char *path);
 
 /* Load and validate the table; dies (exit 1) naming file and line on a bad
- * row: a missing required value (name, vendor, sms, boost_mhz, mem_bw_gbs,
- * fp32_gflops), a non-number, or a name or alias that two rows share. */
+ * row: a missing required value (name, sms, boost_mhz, mem_gb, mem_bw_gbs,
+ * l2_mb, fp32_gflops), a non-number, or a name or alias that two rows share. */
 pn_gpus *pn_gpus_load(const char *path);
 void pn_gpus_free(pn_gpus *t);
 

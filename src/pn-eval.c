@@ -1,0 +1,416 @@
+/* pn-eval - accuracy metrics of predicted against measured times. */
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "metrics.h"
+#include "tsv.h"
+
+static const char usage_text[] =
+"Usage: pn-eval [OPTION]... [FILE]\n"
+"Compare predicted with measured values in a TSV and print accuracy metrics.\n"
+"\n"
+"  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
+"                           columns, groups in order of first appearance\n"
+"      --total            with --by, append an overall row whose by columns\n"
+"                           are 'ALL'\n"
+"      --measured=COL     column of measured values (default time_ms)\n"
+"      --predicted=COL    column of predicted values (default pred_ms)\n"
+"      --skip-na          skip rows whose measured or predicted value is NA or\n"
+"                           empty, and report their count on stderr\n"
+"      --format=FMT       tsv (the default) or md: a markdown table with\n"
+"                           numbers to 4 significant digits\n"
+"  -o, --output=FILE      write to FILE instead of standard output\n"
+"  -h, --help             display this help and exit\n"
+"      --version          output version information and exit\n"
+"\n"
+"With no FILE, or when FILE is -, read standard input (plain or gzip).\n"
+"Output columns: [by columns] n rmse mae mape mdape maxape r2, with APE the\n"
+"absolute percentage error; see pn-eval(1) for the definitions.\n";
+
+enum { FMT_TSV, FMT_MD };
+enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
+       OPT_FORMAT, OPT_VERSION };
+
+static const struct option longopts[] = {
+	{"by", required_argument, NULL, 'b'},
+	{"total", no_argument, NULL, OPT_TOTAL},
+	{"measured", required_argument, NULL, OPT_MEASURED},
+	{"predicted", required_argument, NULL, OPT_PREDICTED},
+	{"skip-na", no_argument, NULL, OPT_SKIP_NA},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"output", required_argument, NULL, 'o'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0}
+};
+
+static const char *const metric_names[] = {
+	"n", "rmse", "mae", "mape", "mdape", "maxape", "r2"
+};
+#define NMETRICS 7
+
+/* ---- groups: by-column values -> accumulator, in order of appearance ---- */
+
+typedef struct {
+	char *key;              /* by values joined by tabs */
+	pn_metrics m;
+} group;
+
+typedef struct {
+	group *g;               /* in order of first appearance */
+	int n, cap;
+	int *slot;              /* open addressing: index into g, or -1 */
+	size_t nslot;
+} groups;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+static void groups_rehash(groups *gs)
+{
+	free(gs->slot);
+	gs->nslot = gs->nslot ? 2 * gs->nslot : 64;
+	gs->slot = pn_xmalloc(gs->nslot * sizeof *gs->slot);
+	for (size_t i = 0; i < gs->nslot; i++)
+		gs->slot[i] = -1;
+	for (int k = 0; k < gs->n; k++) {
+		size_t i = hash_str(gs->g[k].key) & (gs->nslot - 1);
+		while (gs->slot[i] >= 0)
+			i = (i + 1) & (gs->nslot - 1);
+		gs->slot[i] = k;
+	}
+}
+
+static pn_metrics *groups_get(groups *gs, const char *key)
+{
+	if ((size_t)(gs->n + 1) * 2 > gs->nslot)
+		groups_rehash(gs);
+	size_t i = hash_str(key) & (gs->nslot - 1);
+	for (; gs->slot[i] >= 0; i = (i + 1) & (gs->nslot - 1))
+		if (strcmp(gs->g[gs->slot[i]].key, key) == 0)
+			return &gs->g[gs->slot[i]].m;
+	if (gs->n == gs->cap) {
+		gs->cap = gs->cap ? 2 * gs->cap : 16;
+		gs->g = pn_xrealloc(gs->g, (size_t)gs->cap * sizeof *gs->g);
+	}
+	group *g = &gs->g[gs->n];
+	g->key = pn_xstrdup(key);
+	pn_metrics_init(&g->m);
+	gs->slot[i] = gs->n++;
+	return &g->m;
+}
+
+static void groups_free(groups *gs)
+{
+	for (int k = 0; k < gs->n; k++) {
+		free(gs->g[k].key);
+		pn_metrics_free(&gs->g[k].m);
+	}
+	free(gs->g);
+	free(gs->slot);
+}
+
+/* ---- where the two values of a row come from ---------------------------- */
+
+/* A source of predictions.  Today a column of the input. */
+typedef struct {
+	int col;
+} predictor;
+
+/* The measured and predicted value of the current row.  Returns 0 when one
+ * of them is NA or empty and skip_na is set (the row is to be skipped);
+ * dies on such a value otherwise, and on anything that is not a number. */
+static int row_values(const pn_tsv *in, int cm, const predictor *p,
+		      int skip_na, double *meas, double *pred)
+{
+	int cols[2] = {cm, p->col};
+	for (int i = 0; i < 2; i++)
+		if (pn_tsv_na(in, cols[i])) {
+			if (skip_na)
+				return 0;
+			pn_tsv_die(in, cols[i], "value is %s",
+				   pn_tsv_len(in, cols[i]) ? "NA" : "empty");
+		}
+	*meas = pn_tsv_num(in, cm);
+	*pred = pn_tsv_num(in, p->col);
+	return 1;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+/* v rounded to 4 significant digits, without an exponent for 1e-4 <= |v| <
+ * 1e6 ("0.1235", "12.35", "12350"). */
+static void fmt_sig4(char *buf, size_t n, double v)
+{
+	if (v == 0) {
+		snprintf(buf, n, "0");
+		return;
+	}
+	char e[32];
+	snprintf(e, sizeof e, "%.3e", v);
+	int exp10 = atoi(strchr(e, 'e') + 1);
+	if (exp10 < -4 || exp10 >= 6)
+		snprintf(buf, n, "%s", e);
+	else if (exp10 >= 3)
+		snprintf(buf, n, "%.0f", strtod(e, NULL));
+	else
+		snprintf(buf, n, "%.*f", 3 - exp10, v);
+}
+
+static void put_value(FILE *f, int format, double v)
+{
+	char b[40];
+	if (isnan(v))
+		fputs("NA", f);
+	else if (format == FMT_MD) {
+		fmt_sig4(b, sizeof b, v);
+		fputs(b, f);
+	} else {
+		pn_put_num(f, v);
+	}
+}
+
+/* A field of a markdown table: '|' must be escaped. */
+static void put_md_text(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '|')
+			putc('\\', f);
+		putc(s[i], f);
+	}
+}
+
+static void put_header(FILE *f, int format, const pn_tsv *in,
+		       const int *by, int nby)
+{
+	const char *sep = format == FMT_MD ? " | " : "\t";
+	if (format == FMT_MD)
+		fputs("| ", f);
+	for (int i = 0; i < nby; i++) {
+		const char *name = pn_tsv_colname(in, by[i]);
+		if (format == FMT_MD)
+			put_md_text(f, name, strlen(name));
+		else
+			fputs(name, f);
+		fputs(sep, f);
+	}
+	for (int i = 0; i < NMETRICS; i++)
+		fprintf(f, "%s%s", i ? sep : "", metric_names[i]);
+	fputs(format == FMT_MD ? " |\n" : "\n", f);
+	if (format == FMT_MD) {
+		for (int i = 0; i < nby; i++)
+			fputs("|---", f);
+		for (int i = 0; i < NMETRICS; i++)
+			fputs("|---:", f);
+		fputs("|\n", f);
+	}
+}
+
+/* One output row; key holds the nby by-values joined by tabs. */
+static void put_row(FILE *f, int format, const char *key, int nby,
+		    pn_metrics *m)
+{
+	pn_metrics_res r;
+	pn_metrics_result(m, &r);
+	const char *sep = format == FMT_MD ? " | " : "\t";
+	if (format == FMT_MD)
+		fputs("| ", f);
+	const char *s = key;
+	for (int i = 0; i < nby; i++) {
+		const char *tab = strchr(s, '\t');
+		size_t n = tab ? (size_t)(tab - s) : strlen(s);
+		if (format == FMT_MD)
+			put_md_text(f, s, n);
+		else
+			fwrite(s, 1, n, f);
+		fputs(sep, f);
+		s += n + (tab != NULL);
+	}
+	fprintf(f, "%ld", r.n);
+	double v[] = {r.rmse, r.mae, r.mape, r.mdape, r.maxape, r.r2};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		fputs(sep, f);
+		put_value(f, format, v[i]);
+	}
+	fputs(format == FMT_MD ? " |\n" : "\n", f);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/* Split a comma list of column names and find each in the input. */
+static int *find_cols(const pn_tsv *in, const char *list, const char *opt,
+		      int *n)
+{
+	char *copy = pn_xstrdup(list), *save = NULL;
+	int *cols = pn_xmalloc((strlen(list) + 1) * sizeof *cols);
+	*n = 0;
+	for (char *c = strtok_r(copy, ",", &save); c;
+	     c = strtok_r(NULL, ",", &save)) {
+		int k = pn_tsv_col(in, c);
+		for (int i = 0; i < *n; i++)
+			if (cols[i] == k)
+				pn_usage_error("column '%s' named twice in %s",
+					       c, opt);
+		for (int i = 0; i < NMETRICS; i++)
+			if (strcmp(c, metric_names[i]) == 0)
+				pn_usage_error("column '%s' cannot be used in "
+					       "%s: the output has a column "
+					       "of that name", c, opt);
+		cols[(*n)++] = k;
+	}
+	free(copy);
+	return cols;
+}
+
+int main(int argc, char **argv)
+{
+	pn_init("pn-eval");
+	pn_stdout_init();
+
+	const char *by = NULL, *measured = "time_ms", *predicted = "pred_ms";
+	const char *output = NULL;
+	int total = 0, skip_na = 0, format = FMT_TSV, c;
+	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-eval: " */
+	while ((c = getopt_long(argc, argv, "b:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			by = optarg;
+			break;
+		case OPT_TOTAL:
+			total = 1;
+			break;
+		case OPT_MEASURED:
+			measured = optarg;
+			break;
+		case OPT_PREDICTED:
+			predicted = optarg;
+			break;
+		case OPT_SKIP_NA:
+			skip_na = 1;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "tsv") == 0)
+				format = FMT_TSV;
+			else if (strcmp(optarg, "md") == 0)
+				format = FMT_MD;
+			else
+				pn_usage_error("invalid --format '%s': "
+					       "expected tsv or md", optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			pn_output_close(stdout);
+			return PN_EXIT_OK;
+		case OPT_VERSION:
+			pn_version();
+		default:
+			pn_try_help();
+		}
+	}
+	if (argc - optind > 1)
+		pn_usage_error("extra operand '%s'", argv[optind + 1]);
+	if (by && !*by)
+		pn_usage_error("--by needs at least one column");
+	if (strcmp(measured, predicted) == 0)
+		pn_usage_error("--measured and --predicted name the same "
+			       "column '%s'", measured);
+
+	pn_tsv *in = pn_tsv_open(optind < argc ? argv[optind] : NULL);
+	int cm = pn_tsv_col(in, measured);
+	predictor pred = {pn_tsv_col(in, predicted)};
+	int nby = 0, *bycol = by ? find_cols(in, by, "--by", &nby) : NULL;
+
+	groups gs = {0};
+	pn_metrics all;
+	pn_metrics_init(&all);
+	int want_all = !by || total;
+	long rows = 0, skipped = 0;
+	char *key = NULL;
+	size_t keycap = 0;
+	while (pn_tsv_read(in)) {
+		rows++;
+		double m, p;
+		if (!row_values(in, cm, &pred, skip_na, &m, &p)) {
+			skipped++;
+			continue;
+		}
+		pn_metrics *acc[2];
+		int nacc = 0;
+		if (by) {
+			size_t len = 0;
+			for (int i = 0; i < nby; i++)
+				len += pn_tsv_len(in, bycol[i]) + 1;
+			if (len > keycap) {
+				keycap = 2 * len;
+				key = pn_xrealloc(key, keycap);
+			}
+			len = 0;
+			for (int i = 0; i < nby; i++) {
+				size_t n = pn_tsv_len(in, bycol[i]);
+				memcpy(key + len, pn_tsv_str(in, bycol[i]), n);
+				len += n;
+				key[len++] = '\t';
+			}
+			key[len - 1] = '\0';
+			acc[nacc++] = groups_get(&gs, key);
+		}
+		if (want_all)
+			acc[nacc++] = &all;
+		for (int i = 0; i < nacc; i++) {
+			int rc = pn_metrics_add(acc[i], m, p);
+			if (rc == PN_METRICS_ZERO)
+				pn_tsv_die_row(in, "measured value is 0: APE "
+					       "undefined");
+			if (rc != PN_METRICS_OK)
+				PN_BUG("non-finite value from the reader");
+		}
+	}
+	if (rows == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
+	if (skipped == rows)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
+			  "no rows left after skipping %ld with a missing "
+			  "value", skipped);
+
+	FILE *out = pn_output_open(output);
+	put_header(out, format, in, bycol, nby);
+	for (int k = 0; k < gs.n; k++)
+		put_row(out, format, gs.g[k].key, nby, &gs.g[k].m);
+	if (want_all) {
+		/* the by columns of the overall row all read ALL */
+		char *allkey = pn_xmalloc((size_t)nby * 4 + 1);
+		allkey[0] = '\0';
+		for (int i = 0; i < nby; i++)
+			strcat(allkey, i ? "\tALL" : "ALL");
+		put_row(out, format, allkey, nby, &all);
+		free(allkey);
+	}
+	pn_output_close(out);
+	if (out != stdout)
+		pn_output_close(stdout);
+	if (skipped)
+		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
+			pn_prog, skipped, skipped == 1 ? "" : "s");
+
+	free(key);
+	free(bycol);
+	groups_free(&gs);
+	pn_metrics_free(&all);
+	pn_tsv_close(in);
+	return PN_EXIT_OK;
+}
