@@ -91,15 +91,22 @@ build/lib build/cuda:
 
 $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(E) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LDLIBS) $(CUDA_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
 
 build/libpn.a: $(LIBOBJ)
 	$(E) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# extra libraries per tool
+ML_LIBS       := -lgsl -lopenblas -lxgboost
+LIBS_pn-fit   := $(ML_LIBS)
+LIBS_pn-eval  := $(ML_LIBS)
+LIBS_pn-sum   := $(ML_LIBS)
+LIBS_pn-time  := -ldnnl -lopenblas
+
 bin/%: build/%.o build/libpn.a
 	$(E) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< build/libpn.a $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< build/libpn.a $(LIBS_$*) $(LDLIBS)
 
 check test: all
 	bats t/

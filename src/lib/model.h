@@ -1,0 +1,98 @@
+/* model.h - regressors (families) and the model file.
+ *
+ * A family fits y ~ f(x) on a dense dataset and writes/reads its fitted
+ * state as text.  pn-fit(1) builds the dataset from a featurized TSV (named
+ * feature columns, categorical columns one-hot encoded as "col=value"),
+ * applies the input scaling and target transform that the model file
+ * records, and calls the family; pn-eval(1) reads the model file and
+ * predicts.  Families never see column names or TSV.
+ *
+ * Model file (text, versioned, one model per layer type; a model set is
+ * several models concatenated):
+ *
+ *   pn-model 1
+ *   family rf
+ *   layer dense                      (or "*" for any)
+ *   target time_ms
+ *   transform log                    (none | log: y' = ln y)
+ *   features 3
+ *   feature batch num 0 1            (name, num|cat, mean, sd; cat: 0/1
+ *   feature in_features num 0 1       indicator of "col=value")
+ *   feature op=add cat 0 1
+ *   param trees 100                  (hyper-parameters, family-defined)
+ *   info rows 5120                   (provenance: rows, devices, layers,
+ *   info devices T4,V100              seed, features set, created by, and
+ *   info seed 1                       the --auto comparison)
+ *   body                             (family state, family-defined text)
+ *   ...
+ *   end
+ *
+ * Inputs are standardised (x - mean) / sd before the family sees them
+ * (sd = 1, mean = 0 for families that do not want scaling).
+ */
+#ifndef PN_MODEL_H
+#define PN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A dense dataset: n rows by p features, row-major, and targets y. */
+typedef struct {
+	size_t n, p;
+	double *x;      /* n * p */
+	double *y;      /* n */
+} pn_data;
+
+/* Hyper-parameters as name=value strings; families read what they know
+ * and ignore none silently: pn_params_get_* mark a name used, and pn-fit
+ * rejects a --param that no family read. */
+typedef struct {
+	int n;
+	char *name[64];
+	char *value[64];
+	int used[64];
+} pn_params;
+
+double pn_params_num(pn_params *p, const char *name, double dflt);
+long pn_params_int(pn_params *p, const char *name, long dflt);
+
+/* Reading the body of a model file: lines of whitespace-separated tokens.
+ * Every reader error dies "pn-x: FILE:LINE: corrupt model: <why>". */
+typedef struct pn_mreader pn_mreader;
+/* Next line's tokens (at most max); returns the count, 0 at "end". */
+int pn_mread_line(pn_mreader *r, char **tok, int max);
+/* Next line must be "key v1 v2 ..." with exactly n numbers. */
+void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n);
+_Noreturn void pn_mread_die(pn_mreader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Writing: numbers with full precision (%.17g). */
+void pn_mwrite_nums(FILE *f, const char *key, const double *v, size_t n);
+
+typedef struct {
+	const char *name;        /* "lr", "rf", "gbdt", "xgb", "mlp" */
+	const char *about;       /* one line for --help */
+	int wants_scaling;       /* 1: pn-fit standardises inputs */
+	/* Fit on d (and, when val is not NULL, use it for early stopping).
+	 * seed drives every random choice; progress(done, total) may be
+	 * called (it draws a bar on a TTY).  Returns the fitted state, or NULL
+	 * with a message in err (size 256). */
+	void *(*fit)(const pn_data *d, const pn_data *val, pn_params *par,
+		     uint64_t seed, void (*progress)(double done, double total),
+		     char *err);
+	/* Predict n rows of x (row-major, p columns) into out. */
+	void (*predict)(const void *m, const double *x, size_t n, size_t p,
+			double *out);
+	void (*save)(const void *m, FILE *f);           /* the body */
+	void *(*load)(pn_mreader *r, size_t p);         /* reads up to "end" */
+	void (*free)(void *m);
+} pn_family;
+
+extern const pn_family pn_family_lr, pn_family_rf, pn_family_gbdt,
+	pn_family_xgb, pn_family_mlp;
+
+/* Family by name, or NULL. */
+const pn_family *pn_family_find(const char *name);
+
+#endif
