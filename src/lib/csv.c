@@ -11,8 +11,8 @@
 #include "err.h"
 
 #define CHUNK (256 * 1024)
-#ifndef PN_CSV_BUF
-#define PN_CSV_BUF (1 << 20)  /* initial text buffer; grows to the longest record */
+#ifndef PN_CSV_BUF      /* first size of the text buffer, which grows to */
+#define PN_CSV_BUF (1 << 20)    /* hold the longest record */
 #endif
 
 struct pn_csv {
@@ -79,7 +79,7 @@ static size_t fill_gz(pn_csv *c)
 			z->avail_in = (uInt)r;
 		}
 		if (c->zend) {
-			/* another gzip member follows (as after cat a.gz b.gz) */
+			/* another gzip member follows (cat a.gz b.gz) */
 			if (inflateReset(z) != Z_OK)
 				PN_BUG("inflateReset");
 			c->zend = 0;
@@ -145,6 +145,15 @@ static int at_eol(pn_csv *c, size_t *i)
 	return 0;
 }
 
+/* A malformed record: "file:line: [field n: ]msg". */
+static _Noreturn void bad(const pn_csv *c, int field, const char *msg)
+{
+	if (field)
+		pn_die_at(PN_EXIT_DATA, c->path, c->line, "field %d: %s", field,
+			  msg);
+	pn_die_at(PN_EXIT_DATA, c->path, c->line, "%s", msg);
+}
+
 static void grow_fields(pn_csv *c)
 {
 	c->fcap = c->fcap ? 2 * c->fcap : 16;
@@ -170,8 +179,7 @@ static int parse(pn_csv *c, int grow)
 			r++;
 			for (;;) {
 				if (!have(c, r))
-					pn_die_at(PN_EXIT_DATA, c->path, c->line,
-						  "unterminated quoted field");
+					bad(c, 0, "unterminated quoted field");
 				char ch = B(r);
 				if (ch == '"') {
 					if (have(c, r + 1) && B(r + 1) == '"') {
@@ -187,15 +195,12 @@ static int parse(pn_csv *c, int grow)
 				r++;
 			}
 			if (!at_eol(c, &r) && B(r) != ',')
-				pn_die_at(PN_EXIT_DATA, c->path, c->line,
-					  "field %d: text after the closing quote",
-					  nf + 1);
+				bad(c, nf + 1, "text after the closing quote");
 		} else {
 			while (!at_eol(c, &r) && B(r) != ',') {
 				if (B(r) == '"')
-					pn_die_at(PN_EXIT_DATA, c->path, c->line,
-						  "field %d: quote inside an unquoted field",
-						  nf + 1);
+					bad(c, nf + 1,
+					    "quote inside an unquoted field");
 				B(w) = B(r);
 				w++;
 				r++;
@@ -210,7 +215,7 @@ static int parse(pn_csv *c, int grow)
 		nf++;
 		int eof = !have(c, r);
 		int comma = !eof && B(r) == ',';
-		B(w++) = '\0';  /* over the delimiter or a byte already consumed */
+		B(w++) = '\0';  /* over the delimiter or a consumed byte */
 		if (!eof)
 			r++;
 		if (!comma)
