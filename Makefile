@@ -3,7 +3,7 @@
 #   make              build every tool into bin/ (CUDA parts when found)
 #   make NO_CUDA=1    build without CUDA even when nvcc is present
 #   make check        run the bats suite (t/)
-#   make run          the main job on the shipped data (pipelines/roofline)
+#   make run          the main job on the shipped data (pipelines/predict)
 #   make deps         install the Debian packages pn needs (root)
 #   make install PREFIX=/usr/local
 #   make V=1          show full commands
@@ -52,14 +52,30 @@ else
 HAVE_CUDA := 0
 endif
 
+# GPU generations the CUDA code is compiled for (CUDA 13: Turing and newer),
+# plus PTX for newer ones
+CUDA_ARCH ?= -gencode arch=compute_75,code=sm_75 \
+             -gencode arch=compute_80,code=sm_80 \
+             -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
 ifeq ($(HAVE_CUDA),1)
 CUDA_OBJ  := build/cuda/detect.o
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 NVFLAGS   ?= -O2 -std=c++17
+# pn-time's CUDA backend: every src/cuda/*.cu in one library
+CUDA_TIME := build/libpncuda.a
+CUDA_TIME_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+                  -lcudnn -lcublas -lcudart -lstdc++
 else
 CUDA_OBJ  := build/cuda/nocuda.o
 CUDA_LIBS :=
+CUDA_TIME := build/cuda/nocuda_time.o
+CUDA_TIME_LIBS :=
 endif
+CUDA_SRC := $(wildcard src/cuda/*.cu)
+CUDA_HDRS := $(wildcard src/cuda/*.h src/cuda/*.cuh)
+# pn-time's CPU backend (oneDNN)
+CPU_OBJ  := build/cpu/onednn.o build/cpu/cpuspec.o build/cpu/ref.o
 # tools that talk to the GPU link the CUDA objects
 CUDA_TOOLS := bin/pn-specs
 
@@ -78,20 +94,36 @@ build/%.o: src/%.c $(HDRS) | build/lib
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/cuda/%.o: src/cuda/%.cu src/cuda/detect.h | build/cuda
+build/cuda/%.o: src/cuda/%.cu $(CUDA_HDRS) $(HDRS) | build/cuda
 	$(E) NVCC $@
-	$(Q)$(NVCC) $(NVFLAGS) -Isrc/cuda -c -o $@ $<
+	$(Q)$(NVCC) $(NVFLAGS) $(CUDA_ARCH) -Isrc/cuda -Isrc/lib -c -o $@ $<
 
-build/cuda/nocuda.o: src/cuda/nocuda.c src/cuda/detect.h | build/cuda
+build/libpncuda.a: $(patsubst src/cuda/%.cu,build/cuda/%.o,$(CUDA_SRC))
+	$(E) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/cuda/nocuda.o build/cuda/nocuda_time.o: build/cuda/%.o: src/cuda/%.c $(CUDA_HDRS) $(HDRS) | build/cuda
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/lib build/cuda:
+build/cpu/%.o: src/cpu/%.c src/cpu/cpu.h $(HDRS) | build/cpu
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/lib build/cuda build/cpu:
 	$(Q)mkdir -p $@ bin
 
 $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(E) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
+
+# the optimizer and dropout loops are timed: let the compiler vectorize them
+build/lib/backend.o build/cpu/onednn.o: CFLAGS += -O3 -fno-math-errno
+
+# pn-time: the oneDNN backend, and the CUDA backend or its stub
+bin/pn-time: build/pn-time.o build/libpn.a $(CPU_OBJ) $(CUDA_TIME)
+	$(E) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CPU_OBJ) $(CUDA_TIME) build/libpn.a $(LIBS_pn-time) $(LDLIBS) $(CUDA_TIME_LIBS)
 
 build/libpn.a: $(LIBOBJ)
 	$(E) AR $@
@@ -102,7 +134,7 @@ ML_LIBS       := -lgsl -lopenblas -lxgboost
 LIBS_pn-fit   := $(ML_LIBS)
 LIBS_pn-eval  := $(ML_LIBS)
 LIBS_pn-sum   := $(ML_LIBS)
-LIBS_pn-time  := -ldnnl -lopenblas
+LIBS_pn-time  := -ldnnl -lopenblas -lgomp -lpthread
 
 bin/%: build/%.o build/libpn.a
 	$(E) LD $@
@@ -116,7 +148,7 @@ bench: all
 
 # The main job on the shipped data (see README.md).
 run: all
-	pipelines/roofline
+	pipelines/predict
 
 deps:
 	.ci/deps

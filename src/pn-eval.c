@@ -8,12 +8,20 @@
 
 #include "err.h"
 #include "metrics.h"
+#include "modelset.h"
 #include "tsv.h"
 
 static const char usage_text[] =
 "Usage: pn-eval [OPTION]... [FILE]\n"
-"Compare predicted with measured values in a TSV and print accuracy metrics.\n"
+"Compare predicted with measured values in a TSV and print accuracy metrics;\n"
+"with --model, first predict every row with a model file from pn-fit.\n"
 "\n"
+"  -m, --model=FILE       append the model's prediction (column --predicted)\n"
+"                           to every row and write the rows; the metrics go\n"
+"                           to --metrics FILE, or to standard error as a\n"
+"                           markdown table, when the measured column exists\n"
+"      --metrics=FILE     with --model, write the metrics to FILE (format\n"
+"                           --format, default tsv)\n"
 "  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
 "                           columns, groups in order of first appearance\n"
 "      --total            with --by, append an overall row whose by columns\n"
@@ -25,6 +33,7 @@ static const char usage_text[] =
 "      --format=FMT       tsv (the default) or md: a markdown table with\n"
 "                           numbers to 4 significant digits\n"
 "  -o, --output=FILE      write to FILE instead of standard output\n"
+"                           (the rows with --model, else the metrics)\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
 "\n"
@@ -34,7 +43,7 @@ static const char usage_text[] =
 
 enum { FMT_TSV, FMT_MD };
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
-       OPT_FORMAT, OPT_VERSION };
+       OPT_FORMAT, OPT_METRICS, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"by", required_argument, NULL, 'b'},
@@ -44,6 +53,8 @@ static const struct option longopts[] = {
 	{"skip-na", no_argument, NULL, OPT_SKIP_NA},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
+	{"model", required_argument, NULL, 'm'},
+	{"metrics", required_argument, NULL, OPT_METRICS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0}
@@ -274,16 +285,264 @@ static int *find_cols(const pn_tsv *in, const char *list, const char *opt,
 	return cols;
 }
 
+/* The by values of the current row joined by tabs, into *key. */
+static const char *row_key(const pn_tsv *in, const int *bycol, int nby,
+			   char **key, size_t *keycap)
+{
+	size_t len = 0;
+	for (int i = 0; i < nby; i++)
+		len += pn_tsv_len(in, bycol[i]) + 1;
+	if (len > *keycap) {
+		*keycap = 2 * len;
+		*key = pn_xrealloc(*key, *keycap);
+	}
+	len = 0;
+	for (int i = 0; i < nby; i++) {
+		size_t n = pn_tsv_len(in, bycol[i]);
+		memcpy(*key + len, pn_tsv_str(in, bycol[i]), n);
+		len += n;
+		(*key)[len++] = '\t';
+	}
+	(*key)[len - 1] = '\0';
+	return *key;
+}
+
+/* Everything the metrics need: groups, the overall accumulator, counts. */
+typedef struct {
+	const char *by;
+	int nby, *bycol, want_all;
+	groups gs;
+	pn_metrics all;
+	long rows, skipped;
+} tally;
+
+/* Add one pair; key is the row's by values (NULL without --by). */
+static void tally_add(tally *t, const char *key, double m, double p,
+		      const char *path, long line)
+{
+	pn_metrics *acc[2];
+	int nacc = 0;
+	if (t->by)
+		acc[nacc++] = groups_get(&t->gs, key);
+	if (t->want_all)
+		acc[nacc++] = &t->all;
+	for (int i = 0; i < nacc; i++) {
+		int rc = pn_metrics_add(acc[i], m, p);
+		if (rc == PN_METRICS_ZERO)
+			pn_die_at(PN_EXIT_DATA, path, line, "measured value "
+				  "is 0: APE undefined");
+		if (rc != PN_METRICS_OK)
+			PN_BUG("non-finite value from the reader");
+	}
+}
+
+static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
+{
+	put_header(out, format, in, t->bycol, t->nby);
+	for (int k = 0; k < t->gs.n; k++)
+		put_row(out, format, t->gs.g[k].key, t->nby, &t->gs.g[k].m);
+	if (t->want_all) {
+		/* the by columns of the overall row all read ALL */
+		char *allkey = pn_xmalloc((size_t)t->nby * 4 + 1);
+		allkey[0] = '\0';
+		for (int i = 0; i < t->nby; i++)
+			strcat(allkey, i ? "\tALL" : "ALL");
+		put_row(out, format, allkey, t->nby, &t->all);
+		free(allkey);
+	}
+}
+
+/* ---- predicting with a model ----------------------------------------------- */
+
+#define BATCH 4096
+
+/* Rows read and not yet written: their text around the prediction, line,
+ * measured value and by key. */
+typedef struct {
+	char *text;
+	size_t len, cap;
+	size_t *pre, *post, *end, *key;    /* offsets into text */
+	long *line;
+	double *meas;
+	signed char *use;                  /* 1: measured value to tally */
+	size_t n;
+} batch;
+
+static void batch_put(batch *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = 2 * (b->len + n + 1);
+		b->text = pn_xrealloc(b->text, b->cap);
+	}
+	memcpy(b->text + b->len, s, n);
+	b->len += n;
+}
+
+/* Write the rows of b with their predictions, and tally them. */
+static void batch_flush(batch *b, pn_predictor *pr, double *pred, FILE *out,
+			tally *t, const char *path)
+{
+	pn_predictor_flush(pr, pred);
+	for (size_t r = 0; r < b->n; r++) {
+		if (!isfinite(pred[r]))
+			pn_die_at(PN_EXIT_DATA, path, b->line[r], "the "
+				  "prediction is not finite");
+		char num[40];
+		int nn = pn_fmt_num(num, pred[r]);
+		fwrite(b->text + b->pre[r], 1, b->post[r] - b->pre[r], out);
+		fwrite(num, 1, (size_t)nn, out);
+		fwrite(b->text + b->post[r], 1, b->end[r] - b->post[r], out);
+		putc('\n', out);
+		if (b->use[r])
+			tally_add(t, t->by ? b->text + b->key[r] : NULL,
+				  b->meas[r], pred[r], path, b->line[r]);
+	}
+	b->n = 0;
+	b->len = 0;
+}
+
+static int run_model(const char *model, const char *path, const char *output,
+		     const char *metrics, int format, int format_given,
+		     const char *measured, int measured_given,
+		     const char *predicted, tally *t, int skip_na)
+{
+	pn_modelset *ms = pn_modelset_load(model);
+	pn_tsv *in = pn_tsv_open(path);
+	int nc = pn_tsv_ncols(in);
+	const char **names = pn_xmalloc((size_t)nc * sizeof *names);
+	for (int c = 0; c < nc; c++)
+		names[c] = pn_tsv_colname(in, c);
+	pn_predictor *pr = pn_predictor_new(ms, nc, names);
+	int lcol = pn_tsv_find(in, "layer");
+	int cm = measured_given || metrics ? pn_tsv_col(in, measured)
+					   : pn_tsv_find(in, measured);
+	int cp = pn_tsv_find(in, predicted);
+	if (t->by)
+		t->bycol = find_cols(in, t->by, "--by", &t->nby);
+
+	FILE *out = pn_output_open(output);
+	FILE *mout = cm >= 0 && metrics ? pn_output_open(metrics) : NULL;
+	for (int c = 0; c < nc; c++)
+		fprintf(out, "%s%s", c ? "\t" : "",
+			c == cp ? predicted : names[c]);
+	if (cp < 0)
+		fprintf(out, "%s%s", nc ? "\t" : "", predicted);
+	putc('\n', out);
+
+	batch b = {0};
+	b.pre = pn_xmalloc(BATCH * sizeof *b.pre);
+	b.post = pn_xmalloc(BATCH * sizeof *b.post);
+	b.end = pn_xmalloc(BATCH * sizeof *b.end);
+	b.key = pn_xmalloc(BATCH * sizeof *b.key);
+	b.line = pn_xmalloc(BATCH * sizeof *b.line);
+	b.meas = pn_xmalloc(BATCH * sizeof *b.meas);
+	b.use = pn_xmalloc(BATCH);
+	double *pred = pn_xmalloc(BATCH * sizeof *pred);
+	const char **fields = pn_xmalloc((size_t)nc * sizeof *fields);
+	size_t *lens = pn_xmalloc((size_t)nc * sizeof *lens);
+	char *key = NULL;
+	size_t keycap = 0;
+	while (pn_tsv_read(in)) {
+		t->rows++;
+		for (int c = 0; c < nc; c++) {
+			fields[c] = pn_tsv_str(in, c);
+			lens[c] = pn_tsv_len(in, c);
+		}
+		int rc = pn_predictor_push(pr, lcol >= 0 ? fields[lcol] : NULL,
+					   fields, lens);
+		if (rc < 0)
+			pn_tsv_die_row(in, "%s", pn_predictor_error(pr));
+		size_t r = b.n++;
+		b.line[r] = pn_tsv_lineno(in);
+		b.use[r] = 0;
+		if (cm >= 0) {
+			if (pn_tsv_na(in, cm)) {
+				if (!skip_na)
+					pn_tsv_die(in, cm, "value is %s",
+						   lens[cm] ? "NA" : "empty");
+				t->skipped++;
+			} else {
+				b.meas[r] = pn_tsv_num(in, cm);
+				b.use[r] = 1;
+			}
+		}
+		b.pre[r] = b.len;
+		for (int c = 0; c < nc; c++) {
+			if (c)
+				batch_put(&b, "\t", 1);
+			if (c == cp)
+				b.post[r] = b.len;   /* the prediction here */
+			else
+				batch_put(&b, fields[c], lens[c]);
+		}
+		if (cp < 0) {
+			if (nc)
+				batch_put(&b, "\t", 1);
+			b.post[r] = b.len;
+		}
+		b.end[r] = b.len;
+		if (t->by) {
+			const char *k = row_key(in, t->bycol, t->nby, &key,
+						&keycap);
+			b.key[r] = b.len;
+			batch_put(&b, k, strlen(k) + 1);
+		}
+		if (b.n == BATCH)
+			batch_flush(&b, pr, pred, out, t, pn_tsv_path(in));
+	}
+	batch_flush(&b, pr, pred, out, t, pn_tsv_path(in));
+	if (t->rows == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
+	if (cm >= 0 && t->skipped == t->rows)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
+			  "no rows left after skipping %ld with a missing "
+			  "value", t->skipped);
+	pn_output_close(out);
+	if (cm >= 0) {
+		if (mout) {
+			tally_write(t, mout, format, in);
+			pn_output_close(mout);
+		} else {
+			fflush(stdout);
+			tally_write(t, stderr, format_given ? format : FMT_MD,
+				    in);
+		}
+	}
+	if (out != stdout)
+		pn_output_close(stdout);
+	if (t->skipped)
+		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
+			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+	free(key);
+	free(fields);
+	free(lens);
+	free(pred);
+	free(b.text);
+	free(b.pre);
+	free(b.post);
+	free(b.end);
+	free(b.key);
+	free(b.line);
+	free(b.meas);
+	free(b.use);
+	free(names);
+	pn_predictor_free(pr);
+	pn_modelset_free(ms);
+	pn_tsv_close(in);
+	return PN_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	pn_init("pn-eval");
 	pn_stdout_init();
 
 	const char *by = NULL, *measured = "time_ms", *predicted = "pred_ms";
-	const char *output = NULL;
-	int total = 0, skip_na = 0, format = FMT_TSV, c;
+	const char *output = NULL, *model = NULL, *metrics = NULL;
+	int total = 0, skip_na = 0, format = FMT_TSV, format_given = 0;
+	int measured_given = 0, c;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-eval: " */
-	while ((c = getopt_long(argc, argv, "b:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:m:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			by = optarg;
@@ -293,6 +552,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MEASURED:
 			measured = optarg;
+			measured_given = 1;
 			break;
 		case OPT_PREDICTED:
 			predicted = optarg;
@@ -308,6 +568,13 @@ int main(int argc, char **argv)
 			else
 				pn_usage_error("invalid --format '%s': "
 					       "expected tsv or md", optarg);
+			format_given = 1;
+			break;
+		case 'm':
+			model = optarg;
+			break;
+		case OPT_METRICS:
+			metrics = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -329,88 +596,69 @@ int main(int argc, char **argv)
 	if (strcmp(measured, predicted) == 0)
 		pn_usage_error("--measured and --predicted name the same "
 			       "column '%s'", measured);
+	if (metrics && !model)
+		pn_usage_error("--metrics needs --model");
+	if (!*predicted || strchr(predicted, '\t') || strchr(predicted, '\n'))
+		pn_usage_error("invalid --predicted '%s'", predicted);
+	const char *path = optind < argc ? argv[optind] : NULL;
+	if (model && (!path || strcmp(path, "-") == 0) &&
+	    strcmp(model, "-") == 0)
+		pn_usage_error("the model and the rows cannot both come from "
+			       "standard input");
 
-	pn_tsv *in = pn_tsv_open(optind < argc ? argv[optind] : NULL);
+	tally t = {0};
+	t.by = by;
+	t.want_all = !by || total;
+	pn_metrics_init(&t.all);
+	if (model) {
+		int rc = run_model(model, path, output, metrics, format,
+				   format_given, measured, measured_given,
+				   predicted, &t, skip_na);
+		free(t.bycol);
+		groups_free(&t.gs);
+		pn_metrics_free(&t.all);
+		return rc;
+	}
+
+	pn_tsv *in = pn_tsv_open(path);
 	int cm = pn_tsv_col(in, measured);
 	predictor pred = {pn_tsv_col(in, predicted)};
-	int nby = 0, *bycol = by ? find_cols(in, by, "--by", &nby) : NULL;
+	if (by)
+		t.bycol = find_cols(in, by, "--by", &t.nby);
 
-	groups gs = {0};
-	pn_metrics all;
-	pn_metrics_init(&all);
-	int want_all = !by || total;
-	long rows = 0, skipped = 0;
 	char *key = NULL;
 	size_t keycap = 0;
 	while (pn_tsv_read(in)) {
-		rows++;
+		t.rows++;
 		double m, p;
 		if (!row_values(in, cm, &pred, skip_na, &m, &p)) {
-			skipped++;
+			t.skipped++;
 			continue;
 		}
-		pn_metrics *acc[2];
-		int nacc = 0;
-		if (by) {
-			size_t len = 0;
-			for (int i = 0; i < nby; i++)
-				len += pn_tsv_len(in, bycol[i]) + 1;
-			if (len > keycap) {
-				keycap = 2 * len;
-				key = pn_xrealloc(key, keycap);
-			}
-			len = 0;
-			for (int i = 0; i < nby; i++) {
-				size_t n = pn_tsv_len(in, bycol[i]);
-				memcpy(key + len, pn_tsv_str(in, bycol[i]), n);
-				len += n;
-				key[len++] = '\t';
-			}
-			key[len - 1] = '\0';
-			acc[nacc++] = groups_get(&gs, key);
-		}
-		if (want_all)
-			acc[nacc++] = &all;
-		for (int i = 0; i < nacc; i++) {
-			int rc = pn_metrics_add(acc[i], m, p);
-			if (rc == PN_METRICS_ZERO)
-				pn_tsv_die_row(in, "measured value is 0: APE "
-					       "undefined");
-			if (rc != PN_METRICS_OK)
-				PN_BUG("non-finite value from the reader");
-		}
+		tally_add(&t, by ? row_key(in, t.bycol, t.nby, &key, &keycap)
+				 : NULL, m, p, pn_tsv_path(in),
+			  pn_tsv_lineno(in));
 	}
-	if (rows == 0)
+	if (t.rows == 0)
 		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
-	if (skipped == rows)
+	if (t.skipped == t.rows)
 		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
 			  "no rows left after skipping %ld with a missing "
-			  "value", skipped);
+			  "value", t.skipped);
 
 	FILE *out = pn_output_open(output);
-	put_header(out, format, in, bycol, nby);
-	for (int k = 0; k < gs.n; k++)
-		put_row(out, format, gs.g[k].key, nby, &gs.g[k].m);
-	if (want_all) {
-		/* the by columns of the overall row all read ALL */
-		char *allkey = pn_xmalloc((size_t)nby * 4 + 1);
-		allkey[0] = '\0';
-		for (int i = 0; i < nby; i++)
-			strcat(allkey, i ? "\tALL" : "ALL");
-		put_row(out, format, allkey, nby, &all);
-		free(allkey);
-	}
+	tally_write(&t, out, format, in);
 	pn_output_close(out);
 	if (out != stdout)
 		pn_output_close(stdout);
-	if (skipped)
+	if (t.skipped)
 		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
-			pn_prog, skipped, skipped == 1 ? "" : "s");
+			pn_prog, t.skipped, t.skipped == 1 ? "" : "s");
 
 	free(key);
-	free(bycol);
-	groups_free(&gs);
-	pn_metrics_free(&all);
+	free(t.bycol);
+	groups_free(&t.gs);
+	pn_metrics_free(&t.all);
 	pn_tsv_close(in);
 	return PN_EXIT_OK;
 }

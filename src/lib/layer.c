@@ -4,7 +4,7 @@
 
 static const char *const names[PN_NLAYERS] = {
 	"dense", "bmm", "conv2d", "attention", "embedding", "rnn", "lstm",
-	"gru", "layernorm", "softmax", "elementwise", "posenc",
+	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem",
 };
 
 static const char *const d_dense[] = {"batch", "in_features", "out_features", 0};
@@ -18,10 +18,11 @@ static const char *const d_rnn[] = {"batch", "seq_len", "input_size", "hidden",
 static const char *const d_vec[] = {"batch", "seq_len", "dim", 0};
 static const char *const d_elem[] = {"op", "batch", "seq_len", "dim", 0};
 static const char *const d_pos[] = {"batch", "seq_len", "embed_dim", 0};
+static const char *const d_mem[] = {"elements", 0};
 
 static const char *const *const dims[PN_NLAYERS] = {
 	d_dense, d_bmm, d_conv, d_attn, d_emb, d_rnn, d_rnn, d_rnn, d_vec,
-	d_vec, d_elem, d_pos,
+	d_vec, d_elem, d_pos, d_mem,
 };
 
 static const char *const extra_config[] = {
@@ -78,6 +79,7 @@ static const struct {
 	D(out_channels, 1), D(kernel, 1), D(image, 1), D(stride, 1),
 	D(padding, 0), D(embed_dim, 1), D(heads, 1), D(vocab, 1),
 	D(input_size, 1), D(hidden, 1), D(layers, 1), D(bidirectional, 0),
+	D(elements, 1),
 #undef D
 };
 #define NNUM (sizeof numdims / sizeof numdims[0])
@@ -392,6 +394,12 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		ww = S * l->embed_dim;
 		win = wout = B * S * l->embed_dim;
 		w->tiles = ceil(B * S * l->embed_dim / 1024);
+		w->vector = 1;
+		break;
+	case PN_MEM:
+		/* NeuSight's MEM: every element listed is read or written once */
+		win = l->elements;
+		w->tiles = ceil(l->elements / 1024);
 		w->vector = 1;
 		break;
 	default:

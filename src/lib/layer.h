@@ -20,6 +20,9 @@
  *   elementwise  op batch seq_len dim           (op: add mul div pow, addu
  *                mulu divu powu with a scalar, relu gelu tanh sigmoid ...)
  *   posenc       batch seq_len embed_dim
+ *   mem          elements                      (a pure memory pass, such as
+ *                a copy, view materialisation or dropout mask: elements
+ *                read plus elements written; no arithmetic)
  *
  * Common columns: precision (fp32 fp16 bf16 tf32; default fp32), pass (fwd or
  * train; default fwd), optimizer (none sgd adam adagrad adadelta rmsprop;
@@ -33,7 +36,7 @@
 typedef enum {
 	PN_DENSE, PN_BMM, PN_CONV2D, PN_ATTENTION, PN_EMBEDDING, PN_RNN,
 	PN_LSTM, PN_GRU, PN_LAYERNORM, PN_SOFTMAX, PN_ELEMENTWISE, PN_POSENC,
-	PN_NLAYERS
+	PN_MEM, PN_NLAYERS
 } pn_layer_type;
 
 /* Name of a type ("dense"...), and the type of a name (-1 if unknown). */
@@ -61,7 +64,7 @@ typedef struct {
 	double batch, seq_len, dim, in_features, out_features, m, n, k,
 		in_channels, out_channels, kernel, image, stride, padding,
 		embed_dim, heads, vocab, input_size, hidden, layers,
-		bidirectional, bias, activation;
+		bidirectional, bias, activation, elements;
 	int bytes;              /* bytes per element of the precision */
 	int train;              /* pass: 0 fwd, 1 train (fwd + bwd + opt) */
 	int optimizer;          /* PN_OPT_* */

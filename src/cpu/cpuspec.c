@@ -1,0 +1,309 @@
+/* cpuspec.c - the CPU's name and spec row (peak sgemm and triad bandwidth
+ * measured once, cached). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "cpu.h"
+#include "err.h"
+#include "rng.h"
+
+/* First value of field key in /proc/cpuinfo, or "" */
+static void cpuinfo(const char *key, char *buf, size_t n)
+{
+	buf[0] = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[4096];
+	size_t k = strlen(key);
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, key, k) != 0 || !strchr(line, ':'))
+			continue;
+		char *v = strchr(line, ':') + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		v[strcspn(v, "\n")] = 0;
+		snprintf(buf, n, "%s", v);
+		break;
+	}
+	fclose(f);
+}
+
+static int noise(const char *w)
+{
+	static const char *const words[] = {"(R)", "(TM)", "(tm)", "CPU",
+		"Processor", "processor", "with", "Radeon", "Graphics", 0};
+	for (int i = 0; words[i]; i++)
+		if (strcmp(w, words[i]) == 0)
+			return 1;
+	size_t n = strlen(w);
+	if (w[0] == '@' || (n > 3 && strcmp(w + n - 3, "GHz") == 0))
+		return 1;
+	if (n > 5 && (strcmp(w + n - 5, "-Core") == 0 ||
+		      strcmp(w + n - 5, "-core") == 0))
+		return 1;
+	return 0;
+}
+
+void pn_cpu_name(char *buf, size_t n, int threads)
+{
+	char model[512], out[512] = "";
+	size_t m = 0;
+	cpuinfo("model name", model, sizeof model);
+	/* "Intel(R) Xeon(R)" -> "Intel Xeon" */
+	for (char *p; (p = strstr(model, "(R)")) || (p = strstr(model, "(TM)")) ||
+		      (p = strstr(model, "(tm)"));)
+		memmove(p, p + (p[1] == 'R' ? 3 : 4), strlen(p + (p[1] == 'R' ? 3 : 4)) + 1);
+	char *save = NULL;
+	for (char *w = strtok_r(model, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
+		if (noise(w))
+			continue;
+		if (m && m + 1 < sizeof out)
+			out[m++] = '-';
+		for (; *w && m + 1 < sizeof out; w++)
+			if (isalnum((unsigned char)*w) || *w == '.' || *w == '_' ||
+			    *w == '-')
+				out[m++] = *w;
+		out[m] = 0;
+	}
+	snprintf(buf, n, "%s-%dt", m ? out : "cpu", threads);
+}
+
+/* ---- micro-benchmarks ------------------------------------------------------ */
+
+/* one thread: its CPU time, so that other processes on the machine do not
+ * lower the figures; more: the wall clock */
+static clockid_t clk = CLOCK_MONOTONIC;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double pn_cpu_sgemm_gflops(int threads, int n, char *lib, size_t nl)
+{
+	size_t nn = (size_t)n * (size_t)n;
+	float *a = pn_xmalloc(nn * sizeof(float)), *b = pn_xmalloc(nn * sizeof(float));
+	float *c = pn_xcalloc(nn, sizeof(float));
+	pn_rng r;
+	pn_rng_seed(&r, 1);
+	pn_rng_fill(&r, a, nn, -1, 1);
+	pn_rng_fill(&r, b, nn, -1, 1);
+	double flop = 2.0 * n * n * n, best[2] = {0, 0};
+	openblas_set_num_threads(threads);
+	for (int lib_i = 0; lib_i < 2; lib_i++)
+		for (int rep = 0; rep < 5; rep++) {
+			double t0 = now();
+			if (lib_i == 0)
+				dnnl_sgemm('N', 'N', n, n, n, 1, a, n, b, n, 0, c, n);
+			else
+				cblas_sgemm(CblasRowMajor, CblasNoTrans,
+					    CblasNoTrans, n, n, n, 1, a, n, b,
+					    n, 0, c, n);
+			double g = flop / (now() - t0) / 1e9;
+			if (rep > 0 && g > best[lib_i])
+				best[lib_i] = g;
+		}
+	free(a);
+	free(b);
+	free(c);
+	int w = best[1] > best[0];
+	if (lib)
+		snprintf(lib, nl, "%s %.1f, %s %.1f", "oneDNN", best[0],
+			 "OpenBLAS", best[1]);
+	return best[w];
+}
+
+typedef struct {
+	float *a, *b, *c;
+	size_t lo, hi;
+} triad_part;
+
+static void *triad(void *arg)
+{
+	triad_part *p = arg;
+	for (size_t i = p->lo; i < p->hi; i++)
+		p->a[i] = p->b[i] + 3.0f * p->c[i];
+	return NULL;
+}
+
+/* Best bandwidth in GB/s of a = b + s c over 3 x 96 MB, counting 12 bytes
+ * an element as STREAM does. */
+static double triad_gbs(int threads)
+{
+	size_t n = (size_t)24 << 20;
+	float *a = pn_xmalloc(n * sizeof(float)), *b = pn_xmalloc(n * sizeof(float));
+	float *c = pn_xmalloc(n * sizeof(float));
+	for (size_t i = 0; i < n; i++) {
+		a[i] = 0;
+		b[i] = 1;
+		c[i] = 2;
+	}
+	double best = 0;
+	pthread_t th[256];
+	triad_part part[256];
+	if (threads > 256)
+		threads = 256;
+	for (int rep = 0; rep < 6; rep++) {
+		double t0 = now();
+		for (int t = 0; t < threads; t++) {
+			part[t] = (triad_part){a, b, c, n * (size_t)t / (size_t)threads,
+				n * (size_t)(t + 1) / (size_t)threads};
+			if (t > 0)
+				pthread_create(&th[t], NULL, triad, &part[t]);
+		}
+		triad(&part[0]);
+		for (int t = 1; t < threads; t++)
+			pthread_join(th[t], NULL);
+		double g = 12.0 * (double)n / (now() - t0) / 1e9;
+		if (rep > 0 && g > best)
+			best = g;
+	}
+	free(a);
+	free(b);
+	free(c);
+	return best;
+}
+
+static double sysnum(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	double v = NAN;
+	if (f) {
+		char s[64];
+		if (fgets(s, sizeof s, f)) {
+			char *end;
+			v = strtod(s, &end);
+			if (*end == 'K')
+				v *= 1024;
+			else if (*end == 'M')
+				v *= 1024 * 1024;
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+/* Last-level cache of cpu0 in MB (NAN if unknown). */
+static double llc_mb(void)
+{
+	double best = NAN;
+	int level = 0;
+	for (int i = 0; i < 8; i++) {
+		char p[128];
+		snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		double lv = sysnum(p);
+		if (isnan(lv))
+			continue;
+		snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		double s = sysnum(p);
+		if (!isnan(s) && lv >= level) {
+			level = (int)lv;
+			best = s / (1024 * 1024);
+		}
+	}
+	return best;
+}
+
+static const char header[] =
+	"name\taliases\tvendor\tarch\tcc\tsms\tcores\tbase_mhz\tboost_mhz\t"
+	"mem_gb\tmem_type\tmem_bus_bits\tmem_bw_gbs\tl2_mb\tfp32_gflops\t"
+	"tf32_gflops\tfp16_gflops\tbf16_gflops\tbus\ttdp_w\tprice_usd_h\t"
+	"source\n";
+
+static void measure(char *row, size_t n, int threads)
+{
+	char name[256], model[256], vendor[64], flags[8192], mhz[64], lib[128];
+	pn_cpu_name(name, sizeof name, threads);
+	cpuinfo("model name", model, sizeof model);
+	cpuinfo("vendor_id", vendor, sizeof vendor);
+	cpuinfo("flags", flags, sizeof flags);
+	cpuinfo("cpu MHz", mhz, sizeof mhz);
+	const char *v = strcmp(vendor, "AuthenticAMD") == 0 ? "AMD" :
+			strcmp(vendor, "GenuineIntel") == 0 ? "Intel" :
+			vendor[0] ? vendor : "NA";
+	const char *isa = strstr(flags, "avx512f") ? "CPU-AVX512" :
+			  strstr(flags, "avx2") ? "CPU-AVX2" : "CPU";
+	double clock = sysnum("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+	clock = isnan(clock) ? atof(mhz) : clock / 1000;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double mem = (double)sysconf(_SC_PHYS_PAGES) *
+		     (double)sysconf(_SC_PAGESIZE) / 1e9;
+	omp_set_num_threads(threads);
+	clk = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	double gf = pn_cpu_sgemm_gflops(threads, 1536, lib, sizeof lib);
+	double bw = triad_gbs(threads);
+	double l3 = llc_mb();
+	char date[32];
+	time_t t = time(NULL);
+	strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+	snprintf(row, n, "%s\t%s x%d\t%s\t%s\tNA\t%d\t%ld\tNA\t%.0f\t%.1f\tNA\t"
+		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\tNA\tNA\tNA\tNA\tmeasured by "
+		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
+		 "GFLOP/s %s; triad bandwidth; l2_mb holds the last-level "
+		 "cache\n", name, model[0] ? model : "cpu", threads, v, isa,
+		 threads, cores, clock > 0 ? clock : 1, mem, bw,
+		 isnan(l3) ? 1 : l3, gf, date, threads, threads > 1 ? "s" : "",
+		 lib);
+}
+
+void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
+{
+	char dir[1024], path[1100], row[2048] = "", name[256];
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (cache_dir)
+		snprintf(dir, sizeof dir, "%s", cache_dir);
+	else if (xdg && *xdg)
+		snprintf(dir, sizeof dir, "%s/pn", xdg);
+	else
+		snprintf(dir, sizeof dir, "%s/.cache/pn", home ? home : ".");
+	snprintf(path, sizeof path, "%s/cpu-spec-%dt.tsv", dir, threads);
+	pn_cpu_name(name, sizeof name, threads);
+	FILE *f = remeasure ? NULL : fopen(path, "r");
+	if (f) {
+		char line[2048];
+		/* the cached row, if it is this CPU's */
+		if (fgets(line, sizeof line, f) && fgets(line, sizeof line, f) &&
+		    strncmp(line, name, strlen(name)) == 0 &&
+		    line[strlen(name)] == '\t')
+			snprintf(row, sizeof row, "%s", line);
+		fclose(f);
+	}
+	if (!row[0]) {
+		measure(row, sizeof row, threads);
+		char tmp[1200];
+		snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+		/* mkdir -p of the cache directory */
+		for (char *p = dir + 1; *p; p++)
+			if (*p == '/') {
+				*p = 0;
+				mkdir(dir, 0777);
+				*p = '/';
+			}
+		mkdir(dir, 0777);
+		FILE *w = fopen(tmp, "w");
+		if (!w || fputs(header, w) < 0 || fputs(row, w) < 0 ||
+		    fclose(w) != 0 || rename(tmp, path) != 0) {
+			pn_warn("cannot cache the CPU spec in %s: %s", path,
+				strerror(errno));
+			unlink(tmp);
+		}
+	}
+	fputs(header, out);
+	fputs(row, out);
+}

@@ -1,0 +1,375 @@
+/* kernels.cuh - the small CUDA kernels of pn-time's cuda backend: the parts
+ * of a layer that cuBLAS and cuDNN do not do (bias and activation, dropout,
+ * elementwise ops, layer normalization, embedding gather and scatter-add,
+ * positional encoding, column sums, optimizer updates).
+ *
+ * Every kernel takes its tensors in the layer's type T (float, __half or
+ * __nv_bfloat16), computes in float and uses a grid-stride loop, so any
+ * grid size is correct.  Each has a plain-C counterpart in the cpu backend
+ * (src/cpu/onednn.c, src/lib/backend.c) that --check compares it with. */
+#ifndef PN_KERNELS_CUH
+#define PN_KERNELS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+__device__ __forceinline__ float tof(float x) { return x; }
+__device__ __forceinline__ float tof(__half x) { return __half2float(x); }
+__device__ __forceinline__ float tof(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T fromf(float x);
+template <> __device__ __forceinline__ float fromf<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half fromf<__half>(float x) { return __float2half(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x)
+{
+	return __float2bfloat16(x);
+}
+
+#define FOR_GRID(i, n)                                                        \
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;         \
+	     i < (size_t)(n); i += (size_t)blockDim.x * gridDim.x)
+
+/* activations of pn_config.h, and their derivative from the output */
+__device__ __forceinline__ float act_f(int act, float x)
+{
+	return act == PN_ACT_RELU ? fmaxf(x, 0.f) :
+	       act == PN_ACT_TANH ? tanhf(x) :
+	       act == PN_ACT_SIGMOID ? 1.f / (1.f + __expf(-x)) : x;
+}
+
+__device__ __forceinline__ float act_d(int act, float y)
+{
+	return act == PN_ACT_RELU ? (y > 0.f ? 1.f : 0.f) :
+	       act == PN_ACT_TANH ? 1.f - y * y :
+	       act == PN_ACT_SIGMOID ? y * (1.f - y) : 1.f;
+}
+
+/* y[r][c] = act(y[r][c] + b[c]) (b may be NULL) */
+template <typename T>
+__global__ void k_bias_act(size_t n, size_t cols, T *y, const T *b, int act)
+{
+	FOR_GRID(i, n)
+	{
+		float v = tof(y[i]) + (b ? tof(b[i % cols]) : 0.f);
+		y[i] = fromf<T>(act_f(act, v));
+	}
+}
+
+/* dz = dy * act'(y) */
+template <typename T>
+__global__ void k_act_bwd(size_t n, const T *y, const T *dy, T *dz, int act)
+{
+	FOR_GRID(i, n)
+		dz[i] = fromf<T>(tof(dy[i]) * act_d(act, tof(y[i])));
+}
+
+/* b = a * keep / (1 - p), the mask of pn_keep(salt, i, p) */
+template <typename T>
+__global__ void k_dropout(size_t n, const T *a, T *b, float p, uint64_t salt)
+{
+	float s = 1.f / (1.f - p);
+	FOR_GRID(i, n)
+		b[i] = fromf<T>(pn_keep(salt, i, p) ? tof(a[i]) * s : 0.f);
+}
+
+/* elementwise ops, in the order of pn_elem_ops() */
+enum { E_ADD, E_SUB, E_MUL, E_DIV, E_POW, E_ADDU, E_SUBU, E_MULU, E_DIVU,
+       E_POWU, E_RELU, E_GELU, E_TANH, E_SIGMOID, E_EXP, E_NEG, E_COPY,
+       E_DROPOUT, E_N };
+
+__device__ __forceinline__ float gelu(float x)
+{
+	return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+}
+
+__device__ __forceinline__ float gelu_d(float x)
+{
+	return 0.5f * (1.f + erff(x * 0.70710678118654752f)) +
+	       x * 0.39894228040143268f * __expf(-0.5f * x * x);
+}
+
+template <typename T>
+__global__ void k_elem_fwd(int op, size_t n, const T *a, const T *b, T *y,
+			   float c, float p, uint64_t salt)
+{
+	FOR_GRID(i, n)
+	{
+		float x = tof(a[i]), v;
+		switch (op) {
+		case E_ADD: v = x + tof(b[i]); break;
+		case E_SUB: v = x - tof(b[i]); break;
+		case E_MUL: v = x * tof(b[i]); break;
+		case E_DIV: v = x / tof(b[i]); break;
+		case E_POW: v = powf(x, tof(b[i])); break;
+		case E_ADDU: v = x + c; break;
+		case E_SUBU: v = x - c; break;
+		case E_MULU: v = x * c; break;
+		case E_DIVU: v = x / c; break;
+		case E_POWU: v = powf(x, c); break;
+		case E_RELU: v = fmaxf(x, 0.f); break;
+		case E_GELU: v = gelu(x); break;
+		case E_TANH: v = tanhf(x); break;
+		case E_SIGMOID: v = 1.f / (1.f + __expf(-x)); break;
+		case E_EXP: v = __expf(x); break;
+		case E_NEG: v = -x; break;
+		case E_DROPOUT: v = pn_keep(salt, i, p) ? x / (1.f - p) : 0.f; break;
+		default: v = x; break;
+		}
+		y[i] = fromf<T>(v);
+	}
+}
+
+/* The input gradients of an op: dx1 (and dx2 for two-tensor ops) from dy,
+ * the inputs a, b and the output y.  add, addu, subu and copy pass the
+ * gradient on and launch nothing. */
+template <typename T>
+__global__ void k_elem_bwd(int op, size_t n, const T *a, const T *b,
+			   const T *y, const T *dy, T *dx1, T *dx2, float c,
+			   float p, uint64_t salt)
+{
+	FOR_GRID(i, n)
+	{
+		float g = tof(dy[i]), x = tof(a[i]), d1 = g, d2 = 0.f;
+		switch (op) {
+		case E_SUB: d2 = -g; break;
+		case E_MUL: d1 = g * tof(b[i]); d2 = g * x; break;
+		case E_DIV: d1 = g / tof(b[i]); d2 = -d1 * tof(y[i]); break;
+		case E_POW: {
+			float e = tof(b[i]);
+			d1 = g * e * powf(x, e - 1.f);
+			d2 = g * tof(y[i]) * logf(x);
+			break;
+		}
+		case E_MULU: d1 = g * c; break;
+		case E_DIVU: d1 = g / c; break;
+		case E_POWU: d1 = g * c * powf(x, c - 1.f); break;
+		case E_RELU: d1 = tof(y[i]) > 0.f ? g : 0.f; break;
+		case E_GELU: d1 = g * gelu_d(x); break;
+		case E_TANH: { float t = tof(y[i]); d1 = g * (1.f - t * t); break; }
+		case E_SIGMOID: { float s = tof(y[i]); d1 = g * s * (1.f - s); break; }
+		case E_EXP: d1 = g * tof(y[i]); break;
+		case E_NEG: d1 = -g; break;
+		case E_DROPOUT: d1 = pn_keep(salt, i, p) ? g / (1.f - p) : 0.f; break;
+		default: break;
+		}
+		if (op != E_SUB)
+			dx1[i] = fromf<T>(d1);
+		if (dx2)
+			dx2[i] = fromf<T>(d2);
+	}
+}
+
+/* block-wide sum of v (blockDim.x a multiple of 32, at most 1024) */
+__device__ __forceinline__ float block_sum(float v, float *sh)
+{
+	for (int o = 16; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+	__syncthreads();
+	if (lane == 0)
+		sh[w] = v;
+	__syncthreads();
+	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0.f;
+	if (w == 0)
+		for (int o = 16; o > 0; o /= 2)
+			v += __shfl_xor_sync(0xffffffffu, v, o);
+	if (threadIdx.x == 0)
+		sh[0] = v;
+	__syncthreads();
+	v = sh[0];
+	__syncthreads();
+	return v;
+}
+
+/* layer normalization of rows x[r][0..D): one block a row; mean and 1/sd
+ * kept for the backward pass */
+template <typename T>
+__global__ void k_ln_fwd(size_t rows, int D, const T *x, const T *g,
+			 const T *b, T *y, float *mean, float *rstd, float eps)
+{
+	__shared__ float sh[32];
+	for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
+		const T *xr = x + r * D;
+		float s = 0.f;
+		for (int j = threadIdx.x; j < D; j += blockDim.x)
+			s += tof(xr[j]);
+		float m = block_sum(s, sh) / D;
+		float v = 0.f;
+		for (int j = threadIdx.x; j < D; j += blockDim.x) {
+			float d = tof(xr[j]) - m;
+			v += d * d;
+		}
+		float rs = rsqrtf(block_sum(v, sh) / D + eps);
+		for (int j = threadIdx.x; j < D; j += blockDim.x)
+			y[r * D + j] = fromf<T>((tof(xr[j]) - m) * rs * tof(g[j]) +
+						tof(b[j]));
+		if (threadIdx.x == 0) {
+			mean[r] = m;
+			rstd[r] = rs;
+		}
+	}
+}
+
+/* dx of layer normalization, one block a row:
+ * dx = rstd (dy g - mean(dy g) - xhat mean(dy g xhat)) */
+template <typename T>
+__global__ void k_ln_bwd(size_t rows, int D, const T *x, const T *g,
+			 const T *dy, const float *mean, const float *rstd,
+			 T *dx)
+{
+	__shared__ float sh[32];
+	for (size_t r = blockIdx.x; r < rows; r += gridDim.x) {
+		float m = mean[r], rs = rstd[r], s1 = 0.f, s2 = 0.f;
+		for (int j = threadIdx.x; j < D; j += blockDim.x) {
+			float dg = tof(dy[r * D + j]) * tof(g[j]);
+			s1 += dg;
+			s2 += dg * (tof(x[r * D + j]) - m) * rs;
+		}
+		s1 = block_sum(s1, sh) / D;
+		s2 = block_sum(s2, sh) / D;
+		for (int j = threadIdx.x; j < D; j += blockDim.x) {
+			float xh = (tof(x[r * D + j]) - m) * rs;
+			float dg = tof(dy[r * D + j]) * tof(g[j]);
+			dx[r * D + j] = fromf<T>(rs * (dg - s1 - xh * s2));
+		}
+	}
+}
+
+#define COLSUM_CHUNK 64     /* rows a block sums before the final pass */
+
+/* Partial column sums of a[rows][cols] (times xhat of layer normalization
+ * when mean != NULL: the gradient of gamma) over chunks of rows:
+ * part[chunk][col]. */
+template <typename T>
+__global__ void k_colsum_part(size_t rows, size_t cols, const T *a,
+			      const T *x, const float *mean, const float *rstd,
+			      float *part)
+{
+	size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	size_t r0 = blockIdx.y * (size_t)COLSUM_CHUNK;
+	if (c >= cols)
+		return;
+	float s = 0.f;
+	for (size_t r = r0; r < rows && r < r0 + COLSUM_CHUNK; r++) {
+		float v = tof(a[r * cols + c]);
+		if (mean)
+			v *= (tof(x[r * cols + c]) - mean[r]) * rstd[r];
+		s += v;
+	}
+	part[blockIdx.y * cols + c] = s;
+}
+
+template <typename T>
+__global__ void k_colsum_final(size_t chunks, size_t cols, const float *part,
+			       T *out)
+{
+	FOR_GRID(c, cols)
+	{
+		float s = 0.f;
+		for (size_t k = 0; k < chunks; k++)
+			s += part[k * cols + c];
+		out[c] = fromf<T>(s);
+	}
+}
+
+/* y[i][e] = table[idx[i]][e] */
+template <typename T>
+__global__ void k_gather(size_t n, size_t E, const int32_t *idx,
+			 const T *table, T *y)
+{
+	FOR_GRID(i, n * E)
+		y[i] = table[(size_t)idx[i / E] * E + i % E];
+}
+
+__device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void atomic_add(__half *p, float v)
+{
+	atomicAdd(p, __float2half(v));
+}
+__device__ __forceinline__ void atomic_add(__nv_bfloat16 *p, float v)
+{
+#if __CUDA_ARCH__ >= 800
+	atomicAdd(p, __float2bfloat16(v));
+#else
+	/* compare-and-swap on the aligned 32-bit word that holds *p */
+	unsigned int *w = (unsigned int *)((size_t)p & ~(size_t)3);
+	int hi = (size_t)p & 2;
+	unsigned int old = *w, assumed;
+	do {
+		assumed = old;
+		unsigned short h = hi ? assumed >> 16 : assumed & 0xffff;
+		__nv_bfloat16 cur = __ushort_as_bfloat16(h);
+		unsigned short nw = __bfloat16_as_ushort(
+			__float2bfloat16(__bfloat162float(cur) + v));
+		unsigned int next = hi ? (assumed & 0xffffu) | ((unsigned int)nw << 16) :
+					 (assumed & 0xffff0000u) | nw;
+		old = atomicCAS(w, assumed, next);
+	} while (old != assumed);
+#endif
+}
+
+/* dtable[idx[i]] += dy[i] (dtable zeroed before) */
+template <typename T>
+__global__ void k_scatter_add(size_t n, size_t E, const int32_t *idx,
+			      const T *dy, T *dtable)
+{
+	FOR_GRID(i, n * E)
+		atomic_add(&dtable[(size_t)idx[i / E] * E + i % E], tof(dy[i]));
+}
+
+/* y = x + pe[s][e] for x[B][S][E] */
+template <typename T>
+__global__ void k_posenc(size_t n, size_t SE, const T *x, const float *pe,
+			 T *y)
+{
+	FOR_GRID(i, n)
+		y[i] = fromf<T>(tof(x[i]) + pe[i % SE]);
+}
+
+/* One optimizer update of w with g; s1, s2 the float state; c1, c2 Adam's
+ * bias corrections 1 - beta^t.  The formulas of pn_opt_update. */
+template <typename T>
+__global__ void k_opt(int opt, size_t n, T *w, const T *g, float *s1,
+		      float *s2, float lr, float c1, float c2)
+{
+	FOR_GRID(i, n)
+	{
+		float wi = tof(w[i]), gi = tof(g[i]);
+		switch (opt) {
+		case PN_OPT_SGD:
+			wi -= lr * gi;
+			break;
+		case PN_OPT_ADAM:
+			s1[i] = PN_ADAM_B1 * s1[i] + (1.f - PN_ADAM_B1) * gi;
+			s2[i] = PN_ADAM_B2 * s2[i] + (1.f - PN_ADAM_B2) * gi * gi;
+			wi -= lr / c1 * s1[i] /
+			      (sqrtf(s2[i]) / sqrtf(c2) + PN_ADAM_EPS);
+			break;
+		case PN_OPT_ADAGRAD:
+			s1[i] += gi * gi;
+			wi -= lr * gi / (sqrtf(s1[i]) + PN_ADAGRAD_EPS);
+			break;
+		case PN_OPT_ADADELTA: {
+			const float rho = PN_ADADELTA_RHO, eps = PN_ADADELTA_EPS;
+			s1[i] = rho * s1[i] + (1.f - rho) * gi * gi;
+			float d = sqrtf(s2[i] + eps) / sqrtf(s1[i] + eps) * gi;
+			s2[i] = rho * s2[i] + (1.f - rho) * d * d;
+			wi -= lr * d;
+			break;
+		}
+		case PN_OPT_RMSPROP:
+			s1[i] = PN_RMSPROP_ALPHA * s1[i] +
+				(1.f - PN_RMSPROP_ALPHA) * gi * gi;
+			wi -= lr * gi / (sqrtf(s1[i]) + PN_RMSPROP_EPS);
+			break;
+		default:
+			break;
+		}
+		w[i] = fromf<T>(wi);
+	}
+}
+
+#endif

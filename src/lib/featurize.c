@@ -1,0 +1,50 @@
+#include <math.h>
+
+#include "featurize.h"
+
+const char *const pn_feature_names[PN_F_N] = {
+	"flops", "co", "cm_weights", "cm_in", "cm_out", "cm_total",
+	"traffic", "ct_ms", "ai", "compute_ms", "memory_ms", "roofline_ms",
+	"tiles", "waves", "wave_eff", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
+	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
+	"gpu_peak_gflops",
+};
+
+double pn_peak_gflops(const pn_gpu *g, int bytes)
+{
+	if (bytes == 2 && !isnan(g->fp16_gflops))
+		return g->fp16_gflops;
+	return g->fp32_gflops;
+}
+
+void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
+		 double *f)
+{
+	double peak = pn_peak_gflops(g, l->bytes) * 1e9;     /* FLOP/s */
+	double bw = g->mem_bw_gbs * 1e9;                     /* B/s */
+	double compute = w->flops / peak * 1e3, memory = w->traffic / bw * 1e3;
+	double waves = ceil(w->tiles / g->sms);
+	f[PN_F_FLOPS] = w->flops;
+	f[PN_F_CO] = w->co;
+	f[PN_F_CM_WEIGHTS] = w->cm_weights;
+	f[PN_F_CM_IN] = w->cm_in;
+	f[PN_F_CM_OUT] = w->cm_out;
+	f[PN_F_CM_TOTAL] = w->cm_total;
+	f[PN_F_TRAFFIC] = w->traffic;
+	f[PN_F_CT_MS] = w->co / peak * 1e3;
+	f[PN_F_AI] = w->flops / w->traffic;
+	f[PN_F_COMPUTE_MS] = compute;
+	f[PN_F_MEMORY_MS] = memory;
+	f[PN_F_ROOFLINE_MS] = compute > memory ? compute : memory;
+	f[PN_F_TILES] = w->tiles;
+	f[PN_F_WAVES] = waves;
+	f[PN_F_WAVE_EFF] = w->tiles / (waves * g->sms);
+	f[PN_F_GPU_SMS] = g->sms;
+	f[PN_F_GPU_CORES] = isnan(g->cores) ? 0 : g->cores;
+	f[PN_F_GPU_BOOST_MHZ] = g->boost_mhz;
+	f[PN_F_GPU_MEM_GB] = g->mem_gb;
+	f[PN_F_GPU_MEM_BW_GBS] = g->mem_bw_gbs;
+	f[PN_F_GPU_L2_MB] = g->l2_mb;
+	f[PN_F_GPU_FP32_GFLOPS] = g->fp32_gflops;
+	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
+}

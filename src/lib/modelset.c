@@ -1,0 +1,529 @@
+/* modelset.c - model files, model sets and prediction (see modelset.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "modelset.h"
+#include "tsv.h"
+
+#define MODEL_VERSION 1
+
+/* ---- writing ---------------------------------------------------------- */
+
+static void check_word(const char *what, const char *s)
+{
+	if (!*s || strpbrk(s, " \t\n\r"))
+		PN_BUG(what);
+}
+
+void pn_model_write(FILE *f, const pn_model *m)
+{
+	check_word("layer", m->layer);
+	check_word("target", m->target);
+	fprintf(f, "pn-model %d\nfamily %s\nlayer %s\ntarget %s\n"
+		"transform %s\nfeatures %zu\n", MODEL_VERSION, m->family->name,
+		m->layer, m->target, m->log ? "log" : "none", m->p);
+	for (size_t j = 0; j < m->p; j++) {
+		char mean[40], sd[40];
+		check_word("feature", m->feat[j].name);
+		pn_fmt_num(mean, m->feat[j].mean);
+		pn_fmt_num(sd, m->feat[j].sd);
+		fprintf(f, "feature %s %s %s %s\n", m->feat[j].name,
+			m->feat[j].cat ? "cat" : "num", mean, sd);
+	}
+	for (int i = 0; i < m->nparam; i++) {
+		check_word("param", m->pname[i]);
+		check_word("param", m->pvalue[i]);
+		fprintf(f, "param %s %s\n", m->pname[i], m->pvalue[i]);
+	}
+	for (int i = 0; i < m->ninfo; i++)
+		fprintf(f, "info %s\n", m->info[i]);
+	fputs("body\n", f);
+	m->family->save(m->state, f);
+	fputs("end\n", f);
+}
+
+void pn_model_add_param(pn_model *m, const char *name, const char *value)
+{
+	m->pname = pn_xrealloc(m->pname, (size_t)(m->nparam + 1) *
+			       sizeof *m->pname);
+	m->pvalue = pn_xrealloc(m->pvalue, (size_t)(m->nparam + 1) *
+				sizeof *m->pvalue);
+	m->pname[m->nparam] = pn_xstrdup(name);
+	m->pvalue[m->nparam++] = pn_xstrdup(value);
+}
+
+void pn_model_add_info(pn_model *m, const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	for (char *s = buf; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+	m->info = pn_xrealloc(m->info, (size_t)(m->ninfo + 1) *
+			      sizeof *m->info);
+	m->info[m->ninfo++] = pn_xstrdup(buf);
+}
+
+void pn_model_free(pn_model *m)
+{
+	if (!m)
+		return;
+	if (m->state)
+		m->family->free(m->state);
+	for (size_t j = 0; j < m->p; j++)
+		free(m->feat[j].name);
+	free(m->feat);
+	for (int i = 0; i < m->nparam; i++) {
+		free(m->pname[i]);
+		free(m->pvalue[i]);
+	}
+	free(m->pname);
+	free(m->pvalue);
+	for (int i = 0; i < m->ninfo; i++)
+		free(m->info[i]);
+	free(m->info);
+	free(m->layer);
+	free(m->target);
+	free(m);
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* Split s in place into at most max tokens; returns the full count. */
+static int split(char *s, char **tok, int max)
+{
+	int n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return n;
+		if (n < max)
+			tok[n] = s;
+		n++;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+}
+
+/* The next header line, which must start with key; returns its tokens
+ * (count in *n, at most max). */
+static char **header_line(pn_mreader *r, const char *key, char **tok,
+			  int max, int *n)
+{
+	char *s = pn_mread_raw(r);
+	if (!s)
+		pn_mread_die(r, "unexpected end of file, want '%s'", key);
+	*n = split(s, tok, max);
+	if (*n == 0)
+		pn_mread_die(r, "empty line, want '%s'", key);
+	if (strcmp(tok[0], key) != 0)
+		pn_mread_die(r, "'%.40s', want '%s'", tok[0], key);
+	return tok;
+}
+
+/* "key value": the value */
+static char *header_word(pn_mreader *r, const char *key)
+{
+	char *tok[3];
+	int n;
+	header_line(r, key, tok, 3, &n);
+	if (n != 2)
+		pn_mread_die(r, "'%s' needs one value", key);
+	return pn_xstrdup(tok[1]);
+}
+
+static double header_num(pn_mreader *r, const char *what, const char *s)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) < 0)
+		pn_mread_die(r, "%s: '%.40s' is not a number", what, s);
+	return v;
+}
+
+/* A model whose "pn-model" line has been read; reads through "end". */
+static pn_model *read_model(pn_mreader *r)
+{
+	pn_model *m = pn_xcalloc(1, sizeof *m);
+	char *s = header_word(r, "family");
+	m->family = pn_family_find(s);
+	if (!m->family)
+		pn_mread_die(r, "unknown family '%.40s'", s);
+	free(s);
+	m->layer = header_word(r, "layer");
+	m->target = header_word(r, "target");
+	s = header_word(r, "transform");
+	if (strcmp(s, "log") == 0)
+		m->log = 1;
+	else if (strcmp(s, "none") != 0)
+		pn_mread_die(r, "unknown transform '%.40s'", s);
+	free(s);
+	s = header_word(r, "features");
+	double np = header_num(r, "features", s);
+	if (np < 1 || np > 1e6 || np != floor(np))
+		pn_mread_die(r, "features: '%.40s' is not a count from 1 to "
+			     "1000000", s);
+	free(s);
+	m->p = (size_t)np;
+	m->feat = pn_xcalloc(m->p, sizeof *m->feat);
+	for (size_t j = 0; j < m->p; j++) {
+		char *tok[6];
+		int n;
+		header_line(r, "feature", tok, 6, &n);
+		if (n != 5)
+			pn_mread_die(r, "'feature' needs name, kind, mean "
+				     "and sd");
+		pn_feature *f = &m->feat[j];
+		f->name = pn_xstrdup(tok[1]);
+		if (strcmp(tok[2], "cat") == 0)
+			f->cat = 1;
+		else if (strcmp(tok[2], "num") != 0)
+			pn_mread_die(r, "feature kind '%.40s', want num or "
+				     "cat", tok[2]);
+		if (f->cat && (!strchr(f->name, '=') || f->name[0] == '='))
+			pn_mread_die(r, "categorical feature '%.40s' is not "
+				     "column=value", f->name);
+		f->mean = header_num(r, "mean", tok[3]);
+		f->sd = header_num(r, "sd", tok[4]);
+		if (!(f->sd > 0))
+			pn_mread_die(r, "sd must be positive");
+		for (size_t i = 0; i < j; i++)
+			if (strcmp(m->feat[i].name, f->name) == 0)
+				pn_mread_die(r, "feature '%.40s' listed twice",
+					     f->name);
+	}
+	for (;;) {
+		s = pn_mread_raw(r);
+		if (!s)
+			pn_mread_die(r, "unexpected end of file, want 'body'");
+		char *tok[4];
+		if (strncmp(s, "info ", 5) == 0) {
+			char *v = s + 5;
+			while (*v == ' ')
+				v++;
+			if (!*v)
+				pn_mread_die(r, "empty 'info'");
+			pn_model_add_info(m, "%s", v);
+			continue;
+		}
+		int n = split(s, tok, 4);
+		if (n == 1 && strcmp(tok[0], "body") == 0)
+			break;
+		if (n >= 1 && strcmp(tok[0], "param") == 0) {
+			if (n != 3)
+				pn_mread_die(r, "'param' needs a name and a "
+					     "value");
+			pn_model_add_param(m, tok[1], tok[2]);
+			continue;
+		}
+		pn_mread_die(r, "'%.40s', want param, info or body",
+			     n ? tok[0] : "");
+	}
+	pn_mread_begin(r);
+	m->state = m->family->load(r, m->p);
+	if (!m->state)
+		pn_mread_die(r, "%s body not understood", m->family->name);
+	if (!pn_mread_at_end(r)) {
+		/* the family stopped before "end": the next line must be it */
+		char *tok[2];
+		int n;
+		s = pn_mread_raw(r);
+		if (!s)
+			pn_mread_die(r, "unexpected end of file, want 'end'");
+		n = split(s, tok, 2);
+		if (n != 1 || strcmp(tok[0], "end") != 0)
+			pn_mread_die(r, "'%.40s', want 'end'",
+				     n ? tok[0] : "");
+	}
+	return m;
+}
+
+pn_modelset *pn_modelset_load(const char *path)
+{
+	int is_stdin = !path || strcmp(path, "-") == 0;
+	const char *shown = is_stdin ? "-" : path;
+	FILE *f = is_stdin ? stdin : fopen(path, "r");
+	if (!f)
+		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	pn_mreader *r = pn_mreader_new(f, shown);
+	pn_modelset *ms = pn_xcalloc(1, sizeof *ms);
+	char *s;
+	while ((s = pn_mread_raw(r))) {
+		char *tok[3];
+		int n = split(s, tok, 3);
+		if (n < 1 || strcmp(tok[0], "pn-model") != 0)
+			pn_mread_die(r, ms->n ? "'%.40s' after 'end', want "
+				     "'pn-model'" : "'%.40s', want 'pn-model' "
+				     "(not a pn model file)", n ? tok[0] : "");
+		if (n != 2)
+			pn_mread_die(r, "'pn-model' needs a version");
+		if (strcmp(tok[1], "1") != 0) {
+			double v;
+			if (pn_parse_num(tok[1], strlen(tok[1]), &v) < 0)
+				pn_mread_die(r, "bad version '%.40s'", tok[1]);
+			pn_die_at(PN_EXIT_DATA, shown, pn_mread_lineno(r),
+				  "unsupported model version %.40s (this pn "
+				  "reads %d)", tok[1], MODEL_VERSION);
+		}
+		pn_model *m = read_model(r);
+		for (int i = 0; i < ms->n; i++)
+			if (strcmp(ms->m[i]->layer, m->layer) == 0)
+				pn_mread_die(r, "a second model for layer "
+					     "'%.40s'", m->layer);
+		ms->m = pn_xrealloc(ms->m, (size_t)(ms->n + 1) *
+				    sizeof *ms->m);
+		ms->m[ms->n++] = m;
+	}
+	if (ms->n == 0)
+		pn_die_at(PN_EXIT_DATA, shown, 0, "no model");
+	pn_mreader_free(r);
+	if (!is_stdin)
+		fclose(f);
+	return ms;
+}
+
+void pn_modelset_free(pn_modelset *ms)
+{
+	if (!ms)
+		return;
+	for (int i = 0; i < ms->n; i++)
+		pn_model_free(ms->m[i]);
+	free(ms->m);
+	free(ms);
+}
+
+const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer)
+{
+	const pn_model *any = NULL;
+	for (int i = 0; i < ms->n; i++) {
+		if (layer && strcmp(ms->m[i]->layer, layer) == 0)
+			return ms->m[i];
+		if (strcmp(ms->m[i]->layer, "*") == 0)
+			any = ms->m[i];
+	}
+	return any;
+}
+
+/* ---- prediction ------------------------------------------------------- */
+
+typedef struct {
+	const pn_model *m;
+	int *col;               /* input column of each feature */
+	const char **catval;    /* the value a cat feature indicates */
+	size_t *catlen;
+	char *missing;          /* why rows of this model cannot be predicted */
+	double *x;              /* queued rows, p each */
+	double *y;
+	size_t cnt, cap;
+} slot;
+
+struct pn_predictor {
+	int nm;
+	slot *s;
+	int star;               /* the "*" model, or -1 */
+	int *row_model;         /* per queued row */
+	size_t *row_at;
+	size_t nrows, cap;
+	int last;               /* model of the last layer looked up */
+	char *last_layer;
+	char err[512];
+};
+
+pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
+			       const char *const *colnames)
+{
+	pn_predictor *p = pn_xcalloc(1, sizeof *p);
+	p->nm = ms->n;
+	p->s = pn_xcalloc((size_t)ms->n, sizeof *p->s);
+	p->star = -1;
+	p->last = -1;
+	for (int i = 0; i < ms->n; i++) {
+		slot *s = &p->s[i];
+		const pn_model *m = ms->m[i];
+		s->m = m;
+		if (strcmp(m->layer, "*") == 0)
+			p->star = i;
+		s->col = pn_xmalloc(m->p * sizeof *s->col);
+		s->catval = pn_xcalloc(m->p, sizeof *s->catval);
+		s->catlen = pn_xcalloc(m->p, sizeof *s->catlen);
+		for (size_t j = 0; j < m->p && !s->missing; j++) {
+			const char *name = m->feat[j].name;
+			size_t n = strlen(name);
+			if (m->feat[j].cat) {
+				const char *eq = strchr(name, '=');
+				n = (size_t)(eq - name);
+				s->catval[j] = eq + 1;
+				s->catlen[j] = strlen(eq + 1);
+			}
+			s->col[j] = -1;
+			for (int c = 0; c < ncols; c++)
+				if (strlen(colnames[c]) == n &&
+				    memcmp(colnames[c], name, n) == 0) {
+					s->col[j] = c;
+					break;
+				}
+			if (s->col[j] < 0) {
+				char buf[512];
+				if (strcmp(m->layer, "*") == 0)
+					snprintf(buf, sizeof buf, "missing "
+						 "column '%.*s' needed by the "
+						 "model for any layer",
+						 (int)n, name);
+				else
+					snprintf(buf, sizeof buf, "missing "
+						 "column '%.*s' needed by the "
+						 "%s model", (int)n, name,
+						 m->layer);
+				s->missing = pn_xstrdup(buf);
+			}
+		}
+	}
+	return p;
+}
+
+void pn_predictor_free(pn_predictor *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; i < p->nm; i++) {
+		free(p->s[i].col);
+		free(p->s[i].catval);
+		free(p->s[i].catlen);
+		free(p->s[i].missing);
+		free(p->s[i].x);
+		free(p->s[i].y);
+	}
+	free(p->s);
+	free(p->row_model);
+	free(p->row_at);
+	free(p->last_layer);
+	free(p);
+}
+
+static int model_of(pn_predictor *p, const char *layer)
+{
+	if (!layer)
+		return p->star;
+	if (p->last_layer && strcmp(p->last_layer, layer) == 0)
+		return p->last;
+	int k = p->star;
+	for (int i = 0; i < p->nm; i++)
+		if (strcmp(p->s[i].m->layer, layer) == 0) {
+			k = i;
+			break;
+		}
+	free(p->last_layer);
+	p->last_layer = pn_xstrdup(layer);
+	p->last = k;
+	return k;
+}
+
+int pn_predictor_push(pn_predictor *p, const char *layer,
+		      const char *const *fields, const size_t *lens)
+{
+	int k = model_of(p, layer);
+	if (k < 0) {
+		snprintf(p->err, sizeof p->err, "no model for layer '%.200s'",
+			 layer ? layer : "");
+		return -1;
+	}
+	slot *s = &p->s[k];
+	if (s->missing) {
+		snprintf(p->err, sizeof p->err, "%s", s->missing);
+		return -2;
+	}
+	const pn_model *m = s->m;
+	if (s->cnt == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->x = pn_xrealloc(s->x, s->cap * m->p * sizeof *s->x);
+	}
+	double *x = s->x + s->cnt * m->p;
+	for (size_t j = 0; j < m->p; j++) {
+		int c = s->col[j];
+		const char *v = fields[c];
+		size_t n = lens ? lens[c] : strlen(v);
+		const pn_feature *f = &m->feat[j];
+		if (f->cat) {
+			double ind = n == s->catlen[j] &&
+				     memcmp(v, s->catval[j], n) == 0;
+			x[j] = (ind - f->mean) / f->sd;
+			continue;
+		}
+		double d;
+		if (pn_parse_num(v, n, &d) < 0) {
+			if (n == 0 || (n == 2 && memcmp(v, "NA", 2) == 0))
+				snprintf(p->err, sizeof p->err,
+					 "column '%s': value is %s", f->name,
+					 n ? "NA" : "empty");
+			else
+				snprintf(p->err, sizeof p->err,
+					 "column '%s': '%.*s%s' is not a "
+					 "number", f->name,
+					 n > 40 ? 37 : (int)n, v,
+					 n > 40 ? "..." : "");
+			return -2;
+		}
+		x[j] = (d - f->mean) / f->sd;
+	}
+	if (p->nrows == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 256;
+		p->row_model = pn_xrealloc(p->row_model,
+					   p->cap * sizeof *p->row_model);
+		p->row_at = pn_xrealloc(p->row_at, p->cap * sizeof *p->row_at);
+	}
+	p->row_model[p->nrows] = k;
+	p->row_at[p->nrows++] = s->cnt++;
+	return 0;
+}
+
+size_t pn_predictor_pending(const pn_predictor *p)
+{
+	return p->nrows;
+}
+
+void pn_predictor_flush(pn_predictor *p, double *out)
+{
+	for (int i = 0; i < p->nm; i++) {
+		slot *s = &p->s[i];
+		if (!s->cnt)
+			continue;
+		s->y = pn_xrealloc(s->y, s->cap * sizeof *s->y);
+		s->m->family->predict(s->m->state, s->x, s->cnt, s->m->p,
+				      s->y);
+		if (s->m->log)
+			for (size_t j = 0; j < s->cnt; j++)
+				s->y[j] = exp(s->y[j]);
+	}
+	for (size_t r = 0; r < p->nrows; r++)
+		out[r] = p->s[p->row_model[r]].y[p->row_at[r]];
+	for (int i = 0; i < p->nm; i++)
+		p->s[i].cnt = 0;
+	p->nrows = 0;
+}
+
+const char *pn_predictor_error(const pn_predictor *p)
+{
+	return p->err;
+}
+
+int pn_predictor_predict(pn_predictor *p, const char *layer,
+			 const char *const *fields, double *out)
+{
+	if (p->nrows)
+		PN_BUG("pn_predictor_predict with rows queued");
+	int rc = pn_predictor_push(p, layer, fields, NULL);
+	if (rc < 0)
+		return rc;
+	pn_predictor_flush(p, out);
+	return 0;
+}

@@ -1,0 +1,133 @@
+/* modelset.h - whole model files, model sets, and prediction from TSV fields.
+ *
+ * A model file holds one model or several concatenated (a model set), in the
+ * format of model.h.  Every model covers one layer type, or every type
+ * ("layer *", a catch-all); a set holds at most one model per layer value.
+ * Because a set is a plain concatenation, `cat a.model b.model` is a set.
+ *
+ * Reading is strict: any line out of place, a number that does not parse
+ * (strict decimal, finite; see pn_parse_num), a version other than 1, or a
+ * file cut anywhere inside a model (including a last line without its
+ * newline) dies with exit 1 and
+ *
+ *   pn-x: FILE:LINE: corrupt model: <why>
+ *   pn-x: FILE:LINE: unsupported model version 2 (this pn reads 1)
+ *
+ * A file cut exactly between two models of a set reads as the shorter set;
+ * rows of the lost layer type then have no model (pn_predictor_push returns
+ * -1), which pn-eval(1) reports as an error.
+ */
+#ifndef PN_MODELSET_H
+#define PN_MODELSET_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+
+/* One input of a model: a numeric column, or the 0/1 indicator of a
+ * categorical column having one value ("col=value").  The family sees
+ * (x - mean) / sd. */
+typedef struct {
+	char *name;         /* column name, or "col=value" when cat */
+	int cat;
+	double mean, sd;    /* sd > 0 */
+} pn_feature;
+
+typedef struct {
+	const pn_family *family;
+	char *layer;        /* a layer value, or "*" for any */
+	char *target;       /* the column the model predicts */
+	int log;            /* transform: 1 log (fit on ln y), 0 none */
+	size_t p;
+	pn_feature *feat;   /* p of them */
+	int nparam;
+	char **pname, **pvalue;   /* hyper-parameters, as given */
+	int ninfo;
+	char **info;        /* "key value...", provenance */
+	void *state;        /* the family's fitted state */
+} pn_model;
+
+typedef struct {
+	int n;
+	pn_model **m;
+} pn_modelset;
+
+/* Write one whole model, "pn-model 1" to "end".  Feature, layer and target
+ * names and parameter names and values must be non-empty with no
+ * whitespace (BUG otherwise: pn-fit checks them first). */
+void pn_model_write(FILE *f, const pn_model *m);
+/* Record a hyper-parameter or an info line ("key value..."). */
+void pn_model_add_param(pn_model *m, const char *name, const char *value);
+void pn_model_add_info(pn_model *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Free m, its family state included (m may be NULL). */
+void pn_model_free(pn_model *m);
+
+/* Read every model of path ("-": standard input).  Dies as above, and with
+ * "FILE: no model" on an empty file; a missing file dies "FILE: <reason>". */
+pn_modelset *pn_modelset_load(const char *path);
+void pn_modelset_free(pn_modelset *ms);
+
+/* The model for a layer value: the one named so, else the "*" model, else
+ * NULL. */
+const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer);
+
+/* Every family, NULL-terminated, in the order lr rf gbdt xgb mlp. */
+const pn_family *const *pn_family_all(void);
+
+/* ---- prediction ------------------------------------------------------- */
+
+/* Predicts rows given as TSV fields.  Rows are queued with
+ * pn_predictor_push() and predicted together by pn_predictor_flush(), one
+ * family->predict call per model, so that fast families stay fast; queue a
+ * few thousand rows at a time. */
+typedef struct pn_predictor pn_predictor;
+
+/* A predictor for rows whose columns are colnames[0..ncols).  Columns are
+ * matched to each model's features here; a model whose columns are absent
+ * can still be built, and fails only when a row of its layer is pushed
+ * (so a set covering many layer types applies to a file of one type). */
+pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
+			       const char *const *colnames);
+void pn_predictor_free(pn_predictor *p);
+
+/* Queue one row: fields are its values in colnames order (lens their
+ * lengths, or NULL to use strlen), layer its layer value (NULL when the
+ * input has no layer column: only a "*" model applies).  The fields are
+ * read now and need not outlive the call.  Returns
+ *    0  queued;
+ *   -1  no model covers this layer (nothing queued);
+ *   -2  the row cannot be predicted (nothing queued); pn_predictor_error()
+ *       says why: "missing column 'k' needed by the conv2d model",
+ *       "column 'k': value is NA", "column 'k': 'x' is not a number". */
+int pn_predictor_push(pn_predictor *p, const char *layer,
+		      const char *const *fields, const size_t *lens);
+/* Rows queued and not yet flushed. */
+size_t pn_predictor_pending(const pn_predictor *p);
+/* Predict every queued row into out[0..pending), in the order pushed, in the
+ * target's units (the log transform undone), and empty the queue. */
+void pn_predictor_flush(pn_predictor *p, double *out);
+/* The reason for the last -2 (or -1: "no model for layer 'x'"). */
+const char *pn_predictor_error(const pn_predictor *p);
+
+/* One row at once: push and flush (slow for many rows; the queue must be
+ * empty).  Returns 0 and sets *out, or -1 / -2 as pn_predictor_push. */
+int pn_predictor_predict(pn_predictor *p, const char *layer,
+			 const char *const *fields, double *out);
+
+/* ---- the reader behind pn_mreader, for model files --------------------- */
+
+pn_mreader *pn_mreader_new(FILE *f, const char *path);
+void pn_mreader_free(pn_mreader *r);
+/* The next line without its newline (modifiable, valid until the next
+ * read), or NULL at end of file; dies on a line without newline. */
+char *pn_mread_raw(pn_mreader *r);
+/* Whether pn_mread_line has returned the "end" of the current body, and
+ * clearing that flag before the next body. */
+int pn_mread_at_end(const pn_mreader *r);
+void pn_mread_begin(pn_mreader *r);
+/* The line last read. */
+long pn_mread_lineno(const pn_mreader *r);
+
+#endif

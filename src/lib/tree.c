@@ -1,0 +1,902 @@
+/* tree.c - histogram regression trees (see tree.h). */
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "tree.h"
+#include "tsv.h"
+
+/* ---- random numbers ----------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+void pn_tree_seed(pn_rng *r, uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed;
+	pn_rng_seed(r, splitmix64(&x) ^
+		       (stream * UINT64_C(0xd1b54a32d192ed03)));
+}
+
+long pn_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
+/* ---- binning ------------------------------------------------------------ */
+
+typedef struct {
+	double v;
+	uint32_t i;
+} vi;
+
+static int cmp_vi(const void *a, const void *b)
+{
+	const vi *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Halfway between two neighbouring distinct values a < b, in [a, b). */
+static double midpoint(double a, double b)
+{
+	double m = a + (b - a) / 2;
+	if (!(m < b) || !isfinite(m))
+		m = a;
+	if (m < a)
+		m = a;
+	return m;
+}
+
+typedef struct {
+	const pn_data *d;
+	pn_bins *b;
+	int maxbins;
+	double *edges;          /* p * 255 scratch */
+	int next;
+	pthread_mutex_t mu;
+} bin_job;
+
+static void bin_feature(bin_job *j, size_t f, vi *s)
+{
+	const pn_data *d = j->d;
+	pn_bins *b = j->b;
+	size_t n = d->n, p = d->p;
+	for (size_t i = 0; i < n; i++) {
+		s[i].v = d->x[i * p + f];
+		s[i].i = (uint32_t)i;
+	}
+	qsort(s, n, sizeof *s, cmp_vi);
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || s[i].v != s[i - 1].v)
+			nd++;
+	double *e = j->edges + f * 255;
+	int nb = 0;               /* bins closed so far */
+	size_t done = 0;          /* rows in closed bins */
+	size_t i = 0;
+	while (i < n) {
+		size_t k = i;
+		while (k < n && s[k].v == s[i].v)
+			k++;
+		/* rows i..k-1 share one value and go to bin nb */
+		for (size_t q = i; q < k; q++)
+			b->bin[(size_t)s[q].i * p + f] = (uint8_t)nb;
+		done = k;
+		if (k < n && nb < j->maxbins - 1) {
+			int close = nd <= (size_t)j->maxbins ||
+				    (double)done >= (double)(nb + 1) * n /
+						    j->maxbins;
+			if (close)
+				e[nb++] = midpoint(s[k - 1].v, s[k].v);
+		}
+		i = k;
+	}
+	b->nb[f] = nb + 1;
+}
+
+static void *bin_worker(void *arg)
+{
+	bin_job *j = arg;
+	vi *s = pn_xmalloc(j->d->n * sizeof *s);
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t f = (size_t)j->next++;
+		pthread_mutex_unlock(&j->mu);
+		if (f >= j->d->p)
+			break;
+		bin_feature(j, f, s);
+	}
+	free(s);
+	return NULL;
+}
+
+pn_bins *pn_bins_new(const pn_data *d, int maxbins, int threads)
+{
+	if (maxbins < 2 || maxbins > 256 || d->n > UINT32_MAX)
+		PN_BUG("bad binning request");
+	pn_bins *b = pn_xcalloc(1, sizeof *b);
+	b->n = d->n;
+	b->p = d->p;
+	b->bin = pn_xmalloc(d->n * d->p);
+	b->nb = pn_xcalloc(d->p, sizeof *b->nb);
+	b->off = pn_xcalloc(d->p + 1, sizeof *b->off);
+	bin_job j = {.d = d, .b = b, .maxbins = maxbins};
+	j.edges = pn_xmalloc(d->p * 255 * sizeof *j.edges);
+	pthread_mutex_init(&j.mu, NULL);
+	if (threads < 1)
+		threads = 1;
+	if ((size_t)threads > d->p)
+		threads = (int)d->p;
+	pthread_t *th = pn_xmalloc((size_t)threads * sizeof *th);
+	for (int t = 1; t < threads; t++)
+		if (pthread_create(&th[t], NULL, bin_worker, &j))
+			pn_die(PN_EXIT_DATA, "cannot start a thread");
+	bin_worker(&j);
+	for (int t = 1; t < threads; t++)
+		pthread_join(th[t], NULL);
+	free(th);
+	pthread_mutex_destroy(&j.mu);
+	for (size_t f = 0; f < d->p; f++)
+		b->off[f + 1] = b->off[f] + (size_t)b->nb[f];
+	b->tot = b->off[d->p];
+	b->edge = pn_xcalloc(b->tot, sizeof *b->edge);
+	for (size_t f = 0; f < d->p; f++)
+		memcpy(b->edge + b->off[f], j.edges + f * 255,
+		       (size_t)(b->nb[f] - 1) * sizeof *b->edge);
+	free(j.edges);
+	return b;
+}
+
+void pn_bins_free(pn_bins *b)
+{
+	if (!b)
+		return;
+	free(b->bin);
+	free(b->nb);
+	free(b->off);
+	free(b->edge);
+	free(b);
+}
+
+/* ---- growing ------------------------------------------------------------ */
+
+typedef struct {
+	double s, c;
+} hent;
+
+typedef struct {
+	double v;               /* threshold, or leaf value */
+	int32_t feat;           /* -1: leaf */
+	int32_t left;
+} bnode;
+
+typedef struct {
+	int32_t node;
+	uint32_t lo, hi;
+	int depth;
+	hent *h;                /* histogram of the rows, or NULL */
+	double s, c;
+} item;
+
+/* Nodes of at most this many rows are split by sorting, not histograms. */
+#ifndef SMALL
+#define SMALL 24
+#endif
+
+struct pn_tree_ws {
+	const pn_bins *b;
+	uint32_t *tmp;          /* partition scratch, n */
+	hent **pool;            /* free histograms */
+	int npool, cappool;
+	hent **all;             /* every histogram allocated */
+	int nall;
+	item *stack;
+	size_t nstack, capstack;
+	bnode *nodes;
+	size_t nnodes, capnodes;
+	int32_t *feats;         /* permutation of 0..p-1 */
+	uint32_t *keys;         /* small-node sort keys, SMALL */
+};
+
+pn_tree_ws *pn_tree_ws_new(const pn_bins *b)
+{
+	pn_tree_ws *w = pn_xcalloc(1, sizeof *w);
+	w->b = b;
+	w->tmp = pn_xmalloc(b->n * sizeof *w->tmp);
+	w->feats = pn_xmalloc(b->p * sizeof *w->feats);
+	w->keys = pn_xmalloc(SMALL * sizeof *w->keys);
+	return w;
+}
+
+void pn_tree_ws_free(pn_tree_ws *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->nall; i++)
+		free(w->all[i]);
+	free(w->all);
+	free(w->pool);
+	free(w->tmp);
+	free(w->stack);
+	free(w->nodes);
+	free(w->feats);
+	free(w->keys);
+	free(w);
+}
+
+static hent *hist_get(pn_tree_ws *w)
+{
+	if (w->npool)
+		return w->pool[--w->npool];
+	hent *h = pn_xmalloc(w->b->tot * sizeof *h);
+	w->all = pn_xrealloc(w->all, (size_t)(w->nall + 1) * sizeof *w->all);
+	w->all[w->nall++] = h;
+	if (w->nall > w->cappool) {
+		w->cappool = w->nall;
+		w->pool = pn_xrealloc(w->pool,
+				      (size_t)w->cappool * sizeof *w->pool);
+	}
+	return h;
+}
+
+static void hist_put(pn_tree_ws *w, hent *h)
+{
+	if (h)
+		w->pool[w->npool++] = h;
+}
+
+static void hist_build(const pn_bins *b, hent *h, const double *y,
+		       const uint32_t *idx, size_t m)
+{
+	size_t p = b->p;
+	const size_t *off = b->off;
+	memset(h, 0, b->tot * sizeof *h);
+	for (size_t k = 0; k < m; k++) {
+		uint32_t i = idx[k];
+		const uint8_t *r = b->bin + (size_t)i * p;
+		double yi = y[i];
+		for (size_t f = 0; f < p; f++) {
+			hent *e = &h[off[f] + r[f]];
+			e->s += yi;
+			e->c += 1;
+		}
+	}
+}
+
+static void hist_sub(hent *a, const hent *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		a[i].s -= b[i].s;
+		a[i].c -= b[i].c;
+	}
+}
+
+static int32_t new_node(pn_tree_ws *w)
+{
+	if (w->nnodes == w->capnodes) {
+		w->capnodes = w->capnodes ? 2 * w->capnodes : 1024;
+		if (w->capnodes > INT32_MAX)
+			pn_die(PN_EXIT_DATA, "tree too large");
+		w->nodes = pn_xrealloc(w->nodes, w->capnodes * sizeof *w->nodes);
+	}
+	return (int32_t)w->nnodes++;
+}
+
+static void push(pn_tree_ws *w, item it)
+{
+	if (w->nstack == w->capstack) {
+		w->capstack = w->capstack ? 2 * w->capstack : 256;
+		w->stack = pn_xrealloc(w->stack, w->capstack * sizeof *w->stack);
+	}
+	w->stack[w->nstack++] = it;
+}
+
+typedef struct {
+	double num, den;        /* score of the split = num / den; none: den 0 */
+	int32_t feat;
+	int edge;               /* bins <= edge go left */
+	double sl, cl;          /* left sums */
+} split;
+
+/* score = sl^2/(cl+L) + sr^2/(cr+L) = num/den, compared by cross
+ * multiplication (no division in the inner loop) */
+static inline void consider(split *bs, double s, double c, double sl,
+			    double cl, double lambda, int minleaf,
+			    int32_t f, int edge)
+{
+	double cr = c - cl;
+	if (cl < minleaf || cr < minleaf)
+		return;
+	double sr = s - sl, dl = cl + lambda, dr = cr + lambda;
+	double num = sl * sl * dr + sr * sr * dl, den = dl * dr;
+	if (bs->den == 0 || num * bs->den > bs->num * den) {
+		bs->num = num;
+		bs->den = den;
+		bs->feat = f;
+		bs->edge = edge;
+		bs->sl = sl;
+		bs->cl = cl;
+	}
+}
+
+static void split_hist(const pn_bins *b, const hent *h, const int32_t *feats,
+		       int k, double s, double c, const pn_tree_opts *o,
+		       split *bs)
+{
+	for (int q = 0; q < k; q++) {
+		int32_t f = feats[q];
+		const hent *e = h + b->off[f];
+		int nb = b->nb[f], last = -1;
+		double sl = 0, cl = 0;
+		for (int x = 0; x < nb; x++) {
+			if (e[x].c == 0)
+				continue;
+			if (last >= 0)
+				consider(bs, s, c, sl, cl, o->lambda,
+					 o->min_leaf, f,
+					 last + (x - 1 - last) / 2);
+			sl += e[x].s;
+			cl += e[x].c;
+			last = x;
+		}
+	}
+}
+
+static void split_small(pn_tree_ws *w, const double *y, const uint32_t *idx,
+			size_t m, const int32_t *feats, int k, double s,
+			double c, const pn_tree_opts *o, split *bs)
+{
+	const pn_bins *b = w->b;
+	size_t p = b->p;
+	uint32_t *key = w->keys;
+	for (int q = 0; q < k; q++) {
+		int32_t f = feats[q];
+		for (size_t j = 0; j < m; j++) {
+			uint32_t v = ((uint32_t)b->bin[(size_t)idx[j] * p + f]
+				      << 16) | (uint32_t)j;
+			size_t t = j;
+			while (t > 0 && key[t - 1] > v) {
+				key[t] = key[t - 1];
+				t--;
+			}
+			key[t] = v;
+		}
+		double sl = 0, cl = 0;
+		int last = -1;
+		for (size_t j = 0; j < m;) {
+			int x = (int)(key[j] >> 16);
+			if (last >= 0)
+				consider(bs, s, c, sl, cl, o->lambda,
+					 o->min_leaf, f,
+					 last + (x - 1 - last) / 2);
+			for (; j < m && (int)(key[j] >> 16) == x; j++) {
+				sl += y[idx[key[j] & 0xffff]];
+				cl += 1;
+			}
+			last = x;
+		}
+	}
+}
+
+/* The features to try: all, or a random subset of k. */
+static int pick_features(pn_tree_ws *w, const pn_tree_opts *o, pn_rng *r)
+{
+	int p = (int)w->b->p;
+	int k = (int)(o->mtry * p);
+	if (k < 1)
+		k = 1;
+	if (k >= p)
+		return p;
+	for (int i = 0; i < k; i++) {
+		int j = i + (int)pn_tree_below(r, (uint64_t)(p - i));
+		int32_t t = w->feats[i];
+		w->feats[i] = w->feats[j];
+		w->feats[j] = t;
+	}
+	return k;
+}
+
+static void make_leaf(pn_tree_ws *w, int32_t node, double s, double c,
+		      const pn_tree_opts *o)
+{
+	bnode *nd = &w->nodes[node];
+	nd->feat = -1;
+	nd->left = node;
+	nd->v = o->shrink * s / (c + o->lambda);
+}
+
+/* Is a child with these rows a leaf? */
+static int child_is_leaf(const double *y, const uint32_t *idx, size_t m,
+			 int depth, const pn_tree_opts *o)
+{
+	if (m < 2 * (size_t)o->min_leaf)
+		return 1;
+	if (o->max_depth > 0 && depth >= o->max_depth)
+		return 1;
+	double y0 = y[idx[0]];
+	for (size_t j = 1; j < m; j++)
+		if (y[idx[j]] != y0)
+			return 0;
+	return 1;
+}
+
+/* Breadth-first renumbering into the prediction layout. */
+static void finish(pn_tree_ws *w, pn_tree *t)
+{
+	size_t n = w->nnodes;
+	t->n = (int32_t)n;
+	t->node = pn_xmalloc(n * sizeof *t->node);
+	t->leaf = pn_xcalloc(n, sizeof *t->leaf);
+	int32_t *queue = pn_xmalloc(n * sizeof *queue);
+	size_t head = 0, tail = 0;
+	queue[tail++] = 0;
+	while (head < tail) {
+		int32_t old = queue[head];
+		int32_t at = (int32_t)head++;
+		const bnode *b = &w->nodes[old];
+		pn_tnode *nd = &t->node[at];
+		if (b->feat < 0) {
+			nd->v = INFINITY;
+			nd->feat = 0;
+			nd->left = at;
+			t->leaf[at] = b->v;
+		} else {
+			nd->v = b->v;
+			nd->feat = b->feat;
+			nd->left = (int32_t)tail;
+			queue[tail++] = b->left;
+			queue[tail++] = b->left + 1;
+		}
+	}
+	free(queue);
+}
+
+void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
+		  const pn_tree_opts *o, pn_rng *r, pn_tree *out)
+{
+	const pn_bins *b = w->b;
+	size_t p = b->p;
+	for (size_t f = 0; f < p; f++)
+		w->feats[f] = (int32_t)f;
+	w->nnodes = 0;
+	w->nstack = 0;
+	double s = 0;
+	for (size_t j = 0; j < m; j++)
+		s += y[idx[j]];
+	int32_t root = new_node(w);
+	if (child_is_leaf(y, idx, m, 0, o)) {
+		make_leaf(w, root, s, (double)m, o);
+		finish(w, out);
+		return;
+	}
+	item first = {root, 0, (uint32_t)m, 0, NULL, s, (double)m};
+	if (m > SMALL) {
+		first.h = hist_get(w);
+		hist_build(b, first.h, y, idx, m);
+	}
+	push(w, first);
+	while (w->nstack) {
+		item it = w->stack[--w->nstack];
+		size_t lo = it.lo, hi = it.hi, n = hi - lo;
+		int k = pick_features(w, o, r);
+		split bs = {0, 0, -1, 0, 0, 0};
+		if (it.h)
+			split_hist(b, it.h, w->feats, k, it.s, it.c, o, &bs);
+		else
+			split_small(w, y, idx + lo, n, w->feats, k, it.s, it.c,
+				    o, &bs);
+		if (bs.feat < 0) {
+			make_leaf(w, it.node, it.s, it.c, o);
+			hist_put(w, it.h);
+			continue;
+		}
+		/* stable partition: left rows in place, right rows via tmp */
+		size_t nl = 0, nr = 0;
+		for (size_t j = lo; j < hi; j++) {
+			uint32_t i = idx[j];
+			if (b->bin[(size_t)i * p + bs.feat] <= bs.edge)
+				idx[lo + nl++] = i;
+			else
+				w->tmp[nr++] = i;
+		}
+		memcpy(idx + lo + nl, w->tmp, nr * sizeof *idx);
+		int32_t left = new_node(w);
+		new_node(w);
+		bnode *nd = &w->nodes[it.node];
+		nd->feat = bs.feat;
+		nd->v = b->edge[b->off[bs.feat] + (size_t)bs.edge];
+		nd->left = left;
+		item ch[2] = {
+			{left, (uint32_t)lo, (uint32_t)(lo + nl), it.depth + 1,
+			 NULL, bs.sl, bs.cl},
+			{left + 1, (uint32_t)(lo + nl), (uint32_t)hi,
+			 it.depth + 1, NULL, it.s - bs.sl, it.c - bs.cl},
+		};
+		int leaf[2], big[2];
+		for (int q = 0; q < 2; q++) {
+			size_t cm = ch[q].hi - ch[q].lo;
+			leaf[q] = child_is_leaf(y, idx + ch[q].lo, cm,
+						ch[q].depth, o);
+			if (leaf[q])
+				make_leaf(w, ch[q].node, ch[q].s, ch[q].c, o);
+			big[q] = !leaf[q] && cm > SMALL;
+		}
+		size_t cm0 = nl, cm1 = nr;
+		if (big[0] && big[1]) {
+			int sm = cm0 <= cm1 ? 0 : 1;
+			ch[sm].h = hist_get(w);
+			hist_build(b, ch[sm].h, y, idx + ch[sm].lo,
+				   sm ? cm1 : cm0);
+			hist_sub(it.h, ch[sm].h, b->tot);
+			ch[1 - sm].h = it.h;
+		} else if (big[0] || big[1]) {
+			int q = big[0] ? 0 : 1;
+			size_t mine = q ? cm1 : cm0, other = q ? cm0 : cm1;
+			if (it.h && other * p + b->tot < mine * p) {
+				hent *t = hist_get(w);
+				hist_build(b, t, y, idx + ch[1 - q].lo, other);
+				hist_sub(it.h, t, b->tot);
+				hist_put(w, t);
+				ch[q].h = it.h;
+			} else {
+				ch[q].h = it.h ? it.h : hist_get(w);
+				hist_build(b, ch[q].h, y, idx + ch[q].lo, mine);
+			}
+		} else {
+			hist_put(w, it.h);
+		}
+		/* depth first, left child next */
+		if (!leaf[1])
+			push(w, ch[1]);
+		if (!leaf[0])
+			push(w, ch[0]);
+	}
+	finish(w, out);
+}
+
+void pn_tree_free(pn_tree *t)
+{
+	if (!t)
+		return;
+	free(t->node);
+	free(t->leaf);
+	t->node = NULL;
+	t->leaf = NULL;
+}
+
+/* ---- prediction --------------------------------------------------------- */
+
+#ifndef LANES
+#define LANES 16
+#endif
+
+void pn_trees_add(const pn_tree *t, size_t nt, const double *x, size_t n,
+		  size_t p, double *out)
+{
+	for (size_t k = 0; k < nt; k++) {
+		const pn_tnode *nd = t[k].node;
+		const double *lv = t[k].leaf;
+		size_t i = 0;
+		for (; i + LANES <= n; i += LANES) {
+			int32_t cur[LANES] = {0};
+			const double *xr = x + i * p;
+			int moved = 1;
+			while (moved) {
+				moved = 0;
+				for (int l = 0; l < LANES; l++) {
+					const pn_tnode *q = &nd[cur[l]];
+					int32_t nx = q->left +
+						     (xr[l * p + q->feat] > q->v);
+					moved |= nx != cur[l];
+					cur[l] = nx;
+				}
+			}
+			for (int l = 0; l < LANES; l++)
+				out[i + l] += lv[cur[l]];
+		}
+		for (; i < n; i++) {
+			const double *xr = x + i * p;
+			int32_t c = 0;
+			for (;;) {
+				const pn_tnode *q = &nd[c];
+				int32_t nx = q->left + (xr[q->feat] > q->v);
+				if (nx == c)
+					break;
+				c = nx;
+			}
+			out[i] += lv[c];
+		}
+	}
+}
+
+/* ---- compiled forests -------------------------------------------------- */
+
+/* Trees at most this deep are walked a fixed number of steps, all the way
+ * down; deeper ones that way to their mean leaf depth, then level by level
+ * until every row of the group has reached a leaf. */
+#define FIXED_DEPTH 16
+
+typedef struct {
+	uint16_t feat, rank;    /* leaf: rank 0xffff, never exceeded */
+	int32_t left;
+} cnode;
+
+struct pn_forest {
+	const pn_tree *t;       /* the source, for the fallback */
+	size_t nt, p;
+	int fast;
+	double **thr;           /* per feature: sorted distinct thresholds */
+	uint32_t *nthr;
+	cnode **node;           /* per tree */
+	int *depth;             /* per tree: levels of splits on its longest
+				   path */
+	int *steps;             /* per tree: steps taken without testing
+				   whether every row has reached a leaf */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Index of v in the sorted distinct a[0..n). */
+static uint32_t find_thr(const double *a, uint32_t n, double v)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (a[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= n || a[lo] != v)
+		PN_BUG("threshold not found");
+	return lo;
+}
+
+pn_forest *pn_forest_new(const pn_tree *t, size_t nt, size_t p)
+{
+	pn_forest *f = pn_xcalloc(1, sizeof *f);
+	f->t = t;
+	f->nt = nt;
+	f->p = p;
+	if (p == 0 || p > 65535)
+		return f;
+	size_t *cnt = pn_xcalloc(p, sizeof *cnt);
+	for (size_t k = 0; k < nt; k++)
+		for (int32_t i = 0; i < t[k].n; i++)
+			if (t[k].node[i].left != i)
+				cnt[t[k].node[i].feat]++;
+	f->thr = pn_xcalloc(p, sizeof *f->thr);
+	f->nthr = pn_xcalloc(p, sizeof *f->nthr);
+	for (size_t j = 0; j < p; j++)
+		f->thr[j] = pn_xmalloc((cnt[j] ? cnt[j] : 1) * sizeof **f->thr);
+	for (size_t k = 0; k < nt; k++)
+		for (int32_t i = 0; i < t[k].n; i++) {
+			const pn_tnode *nd = &t[k].node[i];
+			if (nd->left != i)
+				f->thr[nd->feat][f->nthr[nd->feat]++] = nd->v;
+		}
+	int ok = 1;
+	for (size_t j = 0; j < p; j++) {
+		uint32_t n = f->nthr[j], m = 0;
+		qsort(f->thr[j], n, sizeof **f->thr, cmp_double);
+		for (uint32_t i = 0; i < n; i++)
+			if (i == 0 || f->thr[j][i] != f->thr[j][m - 1])
+				f->thr[j][m++] = f->thr[j][i];
+		f->nthr[j] = m;
+		if (m > 65534)
+			ok = 0;
+	}
+	free(cnt);
+	if (!ok)
+		return f;
+	f->node = pn_xcalloc(nt, sizeof *f->node);
+	f->depth = pn_xcalloc(nt, sizeof *f->depth);
+	f->steps = pn_xcalloc(nt, sizeof *f->steps);
+	for (size_t k = 0; k < nt; k++) {
+		cnode *c = f->node[k] = pn_xmalloc((size_t)t[k].n * sizeof *c);
+		int *d = pn_xcalloc((size_t)t[k].n, sizeof *d);
+		double leaves = 0, sum = 0;
+		for (int32_t i = 0; i < t[k].n; i++) {
+			const pn_tnode *nd = &t[k].node[i];
+			if (d[i] > f->depth[k])
+				f->depth[k] = d[i];
+			if (nd->left == i) {
+				leaves++;
+				sum += d[i];
+			}
+			if (nd->left != i)   /* children come later */
+				d[nd->left] = d[nd->left + 1] = d[i] + 1;
+			c[i].left = nd->left;
+			if (nd->left == i) {
+				c[i].feat = 0;
+				c[i].rank = 0xffff;
+			} else {
+				c[i].feat = (uint16_t)nd->feat;
+				c[i].rank = (uint16_t)find_thr(f->thr[nd->feat],
+							       f->nthr[nd->feat],
+							       nd->v);
+			}
+		}
+		free(d);
+		/* shallow trees: all the way; deep ones: to the mean leaf */
+		f->steps[k] = f->depth[k] <= FIXED_DEPTH ? f->depth[k]
+				: (int)(sum / leaves);
+	}
+	f->fast = 1;
+	return f;
+}
+
+void pn_forest_free(pn_forest *f)
+{
+	if (!f)
+		return;
+	for (size_t j = 0; f->thr && j < f->p; j++)
+		free(f->thr[j]);
+	for (size_t k = 0; f->node && k < f->nt; k++)
+		free(f->node[k]);
+	free(f->thr);
+	free(f->nthr);
+	free(f->node);
+	free(f->depth);
+	free(f->steps);
+	free(f);
+}
+
+
+/* The number of a[0..n) below v (branch-free lower bound). */
+static inline uint16_t rank_of(const double *a, uint32_t n, double v)
+{
+	if (n == 0)
+		return 0;
+	size_t at = 0;
+	while (n > 1) {
+		uint32_t half = n / 2;
+		at += (size_t)(a[at + half - 1] < v) * half;   /* no branch */
+		n -= half;
+	}
+	return (uint16_t)(at + (a[at] < v));
+}
+
+void pn_forest_add(const pn_forest *f, const double *x, size_t n, size_t p,
+		   double *out)
+{
+	if (!f->fast || p != f->p) {
+		pn_trees_add(f->t, f->nt, x, n, p, out);
+		return;
+	}
+	uint16_t *r = pn_xmalloc(n * p * sizeof *r);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < p; j++)
+			r[i * p + j] = rank_of(f->thr[j], f->nthr[j],
+					       x[i * p + j]);
+	for (size_t k = 0; k < f->nt; k++) {
+		const cnode *nd = f->node[k];
+		const double *lv = f->t[k].leaf;
+		size_t i = 0;
+		for (; i + LANES <= n; i += LANES) {
+			int32_t cur[LANES] = {0};
+			const uint16_t *rr = r + i * p;
+			/* a leaf steps onto itself: the first steps need no
+			 * test of whether every row has reached one */
+			for (int d = 0; d < f->steps[k]; d++)
+				for (int l = 0; l < LANES; l++) {
+					const cnode *q = &nd[cur[l]];
+					cur[l] = q->left +
+						 (rr[l * p + q->feat] > q->rank);
+				}
+			int moved = f->steps[k] < f->depth[k];
+			while (moved) {
+				moved = 0;
+				for (int l = 0; l < LANES; l++) {
+					const cnode *q = &nd[cur[l]];
+					int32_t nx = q->left +
+						     (rr[l * p + q->feat] > q->rank);
+					moved |= nx != cur[l];
+					cur[l] = nx;
+				}
+			}
+			for (int l = 0; l < LANES; l++)
+				out[i + l] += lv[cur[l]];
+		}
+		for (; i < n; i++) {
+			const uint16_t *rr = r + i * p;
+			int32_t c = 0;
+			for (;;) {
+				const cnode *q = &nd[c];
+				int32_t nx = q->left + (rr[q->feat] > q->rank);
+				if (nx == c)
+					break;
+				c = nx;
+			}
+			out[i] += lv[c];
+		}
+	}
+	free(r);
+}
+
+/* ---- text form ---------------------------------------------------------- */
+
+void pn_tree_save(const pn_tree *t, FILE *f)
+{
+	fprintf(f, "tree %d\n", (int)t->n);
+	for (int32_t i = 0; i < t->n; i++) {
+		const pn_tnode *nd = &t->node[i];
+		if (nd->left == i)
+			fprintf(f, "leaf %.17g\n", t->leaf[i]);
+		else
+			fprintf(f, "split %d %.17g %d\n", (int)nd->feat, nd->v,
+				(int)nd->left);
+	}
+}
+
+static double tok_num(pn_mreader *r, const char *what, const char *s)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) < 0)
+		pn_mread_die(r, "%s '%.40s' is not a number", what, s);
+	return v;
+}
+
+static long tok_index(pn_mreader *r, const char *what, const char *s,
+		      long lo, long hi)
+{
+	double v = tok_num(r, what, s);
+	if (v != floor(v) || v < (double)lo || v > (double)hi)
+		pn_mread_die(r, "%s '%.40s' out of range %ld to %ld", what, s,
+			     lo, hi);
+	return (long)v;
+}
+
+void pn_tree_load(pn_mreader *r, size_t p, pn_tree *t)
+{
+	double v;
+	pn_mread_nums(r, "tree", &v, 1);
+	if (v != floor(v) || v < 1 || v > INT32_MAX - 1)
+		pn_mread_die(r, "bad node count");
+	int32_t n = (int32_t)v;
+	t->n = n;
+	t->node = pn_xmalloc((size_t)n * sizeof *t->node);
+	t->leaf = pn_xcalloc((size_t)n, sizeof *t->leaf);
+	for (int32_t i = 0; i < n; i++) {
+		char *tok[5];
+		int k = pn_mread_line(r, tok, 5);
+		pn_tnode *nd = &t->node[i];
+		if (k == 2 && strcmp(tok[0], "leaf") == 0) {
+			nd->v = INFINITY;
+			nd->feat = 0;
+			nd->left = i;
+			t->leaf[i] = tok_num(r, "leaf value", tok[1]);
+		} else if (k == 4 && strcmp(tok[0], "split") == 0) {
+			if (i > n - 3)
+				pn_mread_die(r, "node %ld of %ld is a split "
+					     "with no room for children",
+					     (long)i + 1, (long)n);
+			nd->feat = (int32_t)tok_index(r, "feature", tok[1], 0,
+						      (long)p - 1);
+			nd->v = tok_num(r, "threshold", tok[2]);
+			nd->left = (int32_t)tok_index(r, "child", tok[3],
+						      (long)i + 1,
+						      (long)n - 2);
+		} else {
+			pn_mread_die(r, "node %ld of %ld: want 'leaf VALUE' "
+				     "or 'split FEATURE THRESHOLD LEFT'",
+				     (long)i + 1, (long)n);
+		}
+	}
+}

@@ -1,0 +1,644 @@
+/* pn-graph - convert a NeuSight op graph into a pn network */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "err.h"
+#include "layer.h"
+#include "tsv.h"
+
+static const char usage[] =
+"Usage: pn-graph [OPTION]... [FILE]\n"
+"Convert a NeuSight op graph (CSV, plain or gzip; default: standard input)\n"
+"into a pn network: one row per FwOps, BwOps and AccOps entry, the\n"
+"transformer block repeated num_layer times.\n"
+"\n"
+"  -l, --layers N        repeat the graph's block N times (num_layer)\n"
+"  -c, --config FILE     take num_layer from a model config.json (n_layer,\n"
+"                        num_hidden_layers or num_layers)\n"
+"  -B, --block FIRST,LAST  the block is the nodes FIRST..LAST (default: the\n"
+"                        known block of BERT, GPT-2/GPT-3 or OPT graphs)\n"
+"  -o, --output FILE     write to FILE instead of standard output\n"
+"  -h, --help            display this help and exit\n"
+"      --version         output version information and exit\n"
+"\n"
+"Columns: name kind phase repeat layer op batch seq_len dim in_features\n"
+"out_features bias m n k elements traffic_bytes precision traced_batch.\n"
+"See pn-graph(1) for the mapping of op kinds to layer types.\n";
+
+/* The one transformer block of NeuSight's single-block graphs: the inclusive
+ * node range to repeat (NeuSight's Prediction/aggregator.py) and the name
+ * prefix of a second block, whose presence marks a whole-model graph
+ * (-fusion, or a model traced with every block). */
+static const struct {
+	const char *model, *first, *last, *second;
+} blocks[] = {
+	{"BERT", "bert_encoder_layer_0_attention_self_query",
+	 "bert_encoder_layer_0_output_layer_norm", "bert_encoder_layer_1_"},
+	{"GPT", "transformer_h_0_ln_1", "add_15", "transformer_h_1_"},
+	{"OPT", "model_decoder_layers_0_self_attn_layer_norm", "view_11",
+	 "model_decoder_layers_1_"},
+};
+#define NBLOCKS ((int)(sizeof blocks / sizeof blocks[0]))
+
+/* ---- Python literals: ints, 'strings', lists and tuples ---------------- */
+
+enum { LIT_INT, LIT_STR, LIT_SEQ };
+
+typedef struct {
+	int kind;
+	long long v;            /* LIT_INT */
+	const char *s;          /* LIT_STR (not terminated) */
+	int len;                /* LIT_STR length, LIT_SEQ item count */
+	int first;              /* LIT_SEQ: index of the first item */
+	int next;               /* index of the next sibling, -1 */
+} lit;
+
+typedef struct {
+	lit *v;
+	int n, cap;
+	const char *p, *start;
+	const char *err;
+} litbuf;
+
+static int lit_new(litbuf *b)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 256;
+		b->v = pn_xrealloc(b->v, (size_t)b->cap * sizeof *b->v);
+	}
+	memset(&b->v[b->n], 0, sizeof b->v[0]);
+	b->v[b->n].next = -1;
+	return b->n++;
+}
+
+static void skip_ws(litbuf *b)
+{
+	while (*b->p == ' ')
+		b->p++;
+}
+
+/* Parse one value at b->p; returns its index or -1 with b->err set. */
+static int lit_parse(litbuf *b, int depth)
+{
+	skip_ws(b);
+	if (depth > 16) {
+		b->err = "nested too deeply";
+		return -1;
+	}
+	int i = lit_new(b);
+	char c = *b->p;
+	if (c == '[' || c == '(') {
+		char close = c == '[' ? ']' : ')';
+		b->p++;
+		b->v[i].kind = LIT_SEQ;
+		b->v[i].first = -1;
+		int last = -1;
+		for (;;) {
+			skip_ws(b);
+			if (*b->p == close) {
+				b->p++;
+				return i;
+			}
+			int k = lit_parse(b, depth + 1);
+			if (k < 0)
+				return -1;
+			if (last < 0)
+				b->v[i].first = k;
+			else
+				b->v[last].next = k;
+			last = k;
+			b->v[i].len++;
+			skip_ws(b);
+			if (*b->p == ',')
+				b->p++;
+			else if (*b->p != close) {
+				b->err = "expected ',' or a closing bracket";
+				return -1;
+			}
+		}
+	}
+	if (c == '\'') {
+		const char *s = ++b->p;
+		while (*b->p && *b->p != '\'')
+			b->p++;
+		if (!*b->p) {
+			b->err = "unterminated string";
+			return -1;
+		}
+		b->v[i].kind = LIT_STR;
+		b->v[i].s = s;
+		b->v[i].len = (int)(b->p - s);
+		b->p++;
+		return i;
+	}
+	if (isdigit((unsigned char)c)) {
+		long long v = 0;
+		while (isdigit((unsigned char)*b->p)) {
+			if (v > (1LL << 53) / 10) {
+				b->err = "number too large";
+				return -1;
+			}
+			v = v * 10 + (*b->p++ - '0');
+		}
+		b->v[i].kind = LIT_INT;
+		b->v[i].v = v;
+		return i;
+	}
+	b->err = c ? "unexpected character" : "unexpected end";
+	return -1;
+}
+
+/* Where a field came from, for messages: "file:line: column 'x': ...". */
+typedef struct {
+	const char *path, *col;
+	long line;
+} place;
+
+static _Noreturn __attribute__((format(printf, 2, 3)))
+void die(const place *at, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (at->col)
+		pn_die_at(PN_EXIT_DATA, at->path, at->line, "column '%s': %s",
+			  at->col, msg);
+	pn_die_at(PN_EXIT_DATA, at->path, at->line, "%s", msg);
+}
+
+/* Parse text as one literal; dies naming the place and the character on
+ * malformed input. */
+static int lit_field(litbuf *b, const place *at, const char *text)
+{
+	b->start = b->p = text;
+	b->err = NULL;
+	int i = lit_parse(b, 0);
+	if (i >= 0) {
+		skip_ws(b);
+		if (*b->p)
+			b->err = "text after the value";
+	}
+	if (b->err)
+		die(at, "%s at character %d", b->err,
+		    (int)(b->p - b->start) + 1);
+	return i;
+}
+
+/* Product of a shape (a sequence of ints); -1 if it is not one. */
+static double shape_elems(const litbuf *b, int i)
+{
+	if (b->v[i].kind != LIT_SEQ)
+		return -1;
+	double n = 1;
+	for (int k = b->v[i].first; k >= 0; k = b->v[k].next) {
+		if (b->v[k].kind != LIT_INT)
+			return -1;
+		n *= (double)b->v[k].v;
+	}
+	return n;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+enum { O_NAME, O_KIND, O_PHASE, O_REPEAT, O_LAYER, O_OP, O_BATCH, O_SEQ,
+       O_DIM, O_IN, O_OUT, O_BIAS, O_M, O_N, O_K, O_ELEMENTS, O_TRAFFIC,
+       O_PREC, O_TRACED, O_NCOL };
+static const char *const ocols[O_NCOL] = {
+	"name", "kind", "phase", "repeat", "layer", "op", "batch", "seq_len",
+	"dim", "in_features", "out_features", "bias", "m", "n", "k",
+	"elements", "traffic_bytes", "precision", "traced_batch",
+};
+
+typedef struct {
+	const char *field[O_NCOL];
+	char buf[O_NCOL][32];
+} orow;
+
+static void set_num(orow *r, int k, double v)
+{
+	pn_fmt_num(r->buf[k], v);
+	r->field[k] = r->buf[k];
+}
+
+static void put_row(FILE *f, const orow *r)
+{
+	for (int k = 0; k < O_NCOL; k++) {
+		if (k)
+			putc('\t', f);
+		fputs(r->field[k] ? r->field[k] : "NA", f);
+	}
+	putc('\n', f);
+}
+
+/* ---- conversion -------------------------------------------------------- */
+
+static const char *const vec_elem[] = {
+	"add", "addu", "sub", "subu", "mul", "mulu", "div", "divu", "pow",
+	"powu", "relu", "gelu", "tanh", "sigmoid", 0
+};
+
+static _Noreturn void unknown_kind(const place *at, const char *k, int len)
+{
+	char list[400] = "Linear, BMM, MEM, VECln, VECsoftmax";
+	size_t n = strlen(list);
+	for (int i = 0; vec_elem[i]; i++)
+		n += (size_t)snprintf(list + n, sizeof list - n, ", VEC%s",
+				      vec_elem[i]);
+	die(at, "unknown op kind '%.*s' (one of: %s)", len, k, list);
+}
+
+static int lit_is(const litbuf *b, int i, const char *s)
+{
+	return b->v[i].kind == LIT_STR && (size_t)b->v[i].len == strlen(s) &&
+	       memcmp(b->v[i].s, s, strlen(s)) == 0;
+}
+
+/* The n ints of args into d; dies unless args is a sequence of n ints >= 1. */
+static void get_dims(const litbuf *b, int args, int n, double *d,
+		     const place *at, const char *kind)
+{
+	if (b->v[args].kind != LIT_SEQ || b->v[args].len != n)
+		die(at, "%s needs %d dimensions", kind, n);
+	int j = 0;
+	for (int k = b->v[args].first; k >= 0; k = b->v[k].next, j++) {
+		if (b->v[k].kind != LIT_INT || b->v[k].v < 1)
+			die(at, "%s dimensions must be whole numbers of "
+			    "at least 1", kind);
+		d[j] = (double)b->v[k].v;
+	}
+}
+
+typedef struct {
+	double in_elems, out_elems;   /* the node's, for VEC traffic */
+} node_io;
+
+/* Emit one row per entry of the op list at index ops. */
+static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
+		     const char *name, const char *phase,
+		     const char *repeat, const char *traced,
+		     const node_io *io, int fused)
+{
+	if (b->v[ops].kind != LIT_SEQ)
+		die(at, "expected a list of ops");
+	long rows = 0;
+	int e = b->v[ops].first;
+	if (fused)     /* one kernel: NeuSight's representative, the last op */
+		while (e >= 0 && b->v[e].next >= 0)
+			e = b->v[e].next;
+	for (; e >= 0; e = b->v[e].next) {
+		if (b->v[e].kind != LIT_SEQ || b->v[e].len != 2 ||
+		    b->v[b->v[e].first].kind != LIT_STR)
+			die(at, "an op must be [kind, dimensions]");
+		int kind = b->v[e].first, args = b->v[kind].next;
+		char kname[32];
+		snprintf(kname, sizeof kname, "%.*s", b->v[kind].len,
+			 b->v[kind].s);
+		orow r;
+		memset(&r, 0, sizeof r);
+		r.field[O_NAME] = name;
+		r.field[O_KIND] = kname;
+		r.field[O_PHASE] = phase;
+		r.field[O_REPEAT] = repeat;
+		r.field[O_PREC] = "fp32";
+		r.field[O_TRACED] = traced;
+		double d[4];
+		if (fused && (lit_is(b, kind, "Linear") ||
+			      lit_is(b, kind, "BMM")))
+			die(at, "a fused node cannot end in %s", kname);
+		if (lit_is(b, kind, "Linear")) {
+			get_dims(b, args, 3, d, at, "Linear");
+			r.field[O_LAYER] = r.field[O_OP] = "dense";
+			set_num(&r, O_BATCH, d[0]);
+			set_num(&r, O_IN, d[1]);
+			set_num(&r, O_OUT, d[2]);
+			r.field[O_BIAS] = "0";
+		} else if (lit_is(b, kind, "BMM")) {
+			get_dims(b, args, 4, d, at, "BMM");
+			r.field[O_LAYER] = r.field[O_OP] = "bmm";
+			set_num(&r, O_BATCH, d[0]);
+			set_num(&r, O_M, d[1]);
+			set_num(&r, O_N, d[2]);
+			set_num(&r, O_K, d[3]);
+		} else if (lit_is(b, kind, "MEM")) {
+			if (b->v[args].kind != LIT_SEQ)
+				die(at, "MEM needs a list of shapes");
+			double n = 0;
+			for (int s = b->v[args].first; s >= 0;
+			     s = b->v[s].next) {
+				double k = shape_elems(b, s);
+				if (k < 0)
+					die(at, "MEM needs a list "
+						   "of shapes");
+				n += k;
+			}
+			if (fused)   /* the node's tensors, once each */
+				n = io->in_elems + io->out_elems;
+			if (n == 0)
+				continue;    /* moves nothing: NeuSight's 0 */
+			r.field[O_LAYER] = r.field[O_OP] = "mem";
+			set_num(&r, O_ELEMENTS, n);
+		} else if (b->v[kind].len > 3 &&
+			   memcmp(b->v[kind].s, "VEC", 3) == 0) {
+			const char *op = kname + 3;
+			if (strcmp(op, "ln") == 0) {
+				r.field[O_LAYER] = r.field[O_OP] = "layernorm";
+			} else if (strcmp(op, "softmax") == 0) {
+				r.field[O_LAYER] = r.field[O_OP] = "softmax";
+			} else {
+				int i = 0;
+				while (vec_elem[i] && strcmp(vec_elem[i], op))
+					i++;
+				if (!vec_elem[i])
+					unknown_kind(at, b->v[kind].s,
+						     b->v[kind].len);
+				r.field[O_LAYER] = "elementwise";
+				r.field[O_OP] = vec_elem[i];
+			}
+			get_dims(b, args, 2, d, at, kname);
+			set_num(&r, O_BATCH, d[0]);
+			r.field[O_SEQ] = "1";
+			set_num(&r, O_DIM, d[1]);
+			if (io->out_elems <= 0)
+				die(at, "%s needs the node's output shape",
+				    kname);
+			/* NeuSight's MemPerO: bytes per output element */
+			double mpo = (io->in_elems + io->out_elems) * 4 /
+				     io->out_elems;
+			set_num(&r, O_TRAFFIC, d[0] * d[1] * mpo);
+		} else {
+			unknown_kind(at, b->v[kind].s, b->v[kind].len);
+		}
+		put_row(f, &r);
+		rows++;
+	}
+	return rows;
+}
+
+/* num_layer from a model config: the first of n_layer, num_hidden_layers,
+ * num_layers (NeuSight's order: GPT, then BERT/OPT, then Switch). */
+static long config_layers(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		pn_die_at(PN_EXIT_DATA, path, 0, "%s", strerror(errno));
+	size_t cap = 1 << 16, n = 0;
+	char *s = pn_xmalloc(cap);
+	size_t got;
+	while ((got = fread(s + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n + 1 == cap)
+			s = pn_xrealloc(s, cap *= 2);
+	}
+	s[n] = 0;
+	fclose(f);
+	static const char *const keys[] = {
+		"\"n_layer\"", "\"num_hidden_layers\"", "\"num_layers\"", 0
+	};
+	for (int k = 0; keys[k]; k++) {
+		const char *p = strstr(s, keys[k]);
+		if (!p)
+			continue;
+		p += strlen(keys[k]);
+		while (isspace((unsigned char)*p))
+			p++;
+		char *end;
+		long v = *p == ':' ? strtol(p + 1, &end, 10) : 0;
+		if (v < 1 || v > 100000)
+			pn_die_at(PN_EXIT_DATA, path, 0, "%.*s is not a whole "
+				  "number of at least 1",
+				  (int)strlen(keys[k]), keys[k]);
+		free(s);
+		return v;
+	}
+	free(s);
+	pn_die_at(PN_EXIT_DATA, path, 0, "no n_layer, num_hidden_layers or "
+		  "num_layers");
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+typedef struct {
+	char *name, *fw, *bw, *acc, *in, *out;
+	long line;
+	int fused;
+} node;
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"layers", required_argument, 0, 'l'},
+		{"config", required_argument, 0, 'c'},
+		{"block", required_argument, 0, 'B'},
+		{"output", required_argument, 0, 'o'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
+	};
+	const char *out = NULL, *config = NULL, *block = NULL;
+	long layers = 0;
+	int c;
+	pn_init("pn-graph");
+	pn_stdout_init();
+	argv[0] = (char *)pn_prog;
+	while ((c = getopt_long(argc, argv, "l:c:B:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': {
+			char *end;
+			errno = 0;
+			layers = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || layers < 1 ||
+			    layers > 100000)
+				pn_usage_error("--layers: '%s' is not a whole "
+					       "number from 1 to 100000",
+					       optarg);
+			break;
+		}
+		case 'c': config = optarg; break;
+		case 'B': block = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': fputs(usage, stdout); pn_output_close(stdout);
+			  return 0;
+		case 'V': pn_version();
+		default: pn_try_help();
+		}
+	}
+	if (argc - optind > 1)
+		pn_usage_error("extra operand '%s'", argv[optind + 1]);
+	if (layers && config)
+		pn_usage_error("--layers and --config both give num_layer");
+	char *bfirst = NULL, *blast = NULL;
+	if (block) {
+		const char *comma = strchr(block, ',');
+		if (!comma || comma == block || !comma[1] ||
+		    strchr(comma + 1, ','))
+			pn_usage_error("--block: expected FIRST,LAST, not "
+				       "'%s'", block);
+		bfirst = pn_xstrdup(block);
+		bfirst[comma - block] = 0;
+		blast = bfirst + (comma - block) + 1;
+	}
+	const char *path = optind < argc ? argv[optind] : "-";
+	if (config)
+		layers = config_layers(config);
+
+	/* Read every node first: the block is found by name. */
+	pn_csv *in = pn_csv_open(path);
+	static const char *const need[] = {
+		"Name", "FwOps", "BwOps", "AccOps", "InputShapes",
+		"OutputShape", "OpName"
+	};
+	int col[7];
+	for (int i = 0; i < 7; i++) {
+		col[i] = pn_csv_find(in, need[i]);
+		if (col[i] < 0)
+			pn_die_at(PN_EXIT_DATA, path, 1, "missing column '%s'",
+				  need[i]);
+	}
+	node *nodes = NULL;
+	long nn = 0, ncap = 0;
+	while (pn_csv_read(in)) {
+		if (nn == ncap)
+			nodes = pn_xrealloc(nodes, (size_t)(ncap = ncap ? 2 *
+					    ncap : 256) * sizeof *nodes);
+		node *d = &nodes[nn++];
+		d->name = pn_xstrdup(pn_csv_str(in, col[0]));
+		d->fw = pn_xstrdup(pn_csv_str(in, col[1]));
+		d->bw = pn_xstrdup(pn_csv_str(in, col[2]));
+		d->acc = pn_xstrdup(pn_csv_str(in, col[3]));
+		d->in = pn_xstrdup(pn_csv_str(in, col[4]));
+		d->out = pn_xstrdup(pn_csv_str(in, col[5]));
+		d->line = pn_csv_lineno(in);
+		d->fused = strcmp(pn_csv_str(in, col[6]), "fused") == 0;
+	}
+	pn_csv_close(in);
+	if (nn == 0)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no data rows");
+
+	/* The block: given, or the first known one the graph holds. */
+	long first = -1, last = -1;
+	const char *model = NULL;
+	int whole = 0;
+	for (int k = 0; k < NBLOCKS && !bfirst && !whole; k++) {
+		for (long i = 0; i < nn; i++)
+			if (strncmp(nodes[i].name, blocks[k].second,
+				    strlen(blocks[k].second)) == 0)
+				whole = 1;
+		for (long i = 0; i < nn && first < 0 && !whole; i++)
+			if (strcmp(nodes[i].name, blocks[k].first) == 0)
+				first = i;
+		if (first >= 0) {
+			model = blocks[k].model;
+			for (long i = first; i < nn; i++)
+				if (strcmp(nodes[i].name, blocks[k].last) == 0) {
+					last = i;
+					break;
+				}
+			if (last < 0)
+				pn_die_at(PN_EXIT_DATA, path, 0, "%s block "
+					  "starts at node '%s' but has no "
+					  "node '%s' after it", model,
+					  blocks[k].first, blocks[k].last);
+			break;
+		}
+	}
+	if (bfirst) {
+		for (long i = 0; i < nn && first < 0; i++)
+			if (strcmp(nodes[i].name, bfirst) == 0)
+				first = i;
+		for (long i = first < 0 ? nn : first; i < nn && last < 0; i++)
+			if (strcmp(nodes[i].name, blast) == 0)
+				last = i;
+		if (first < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s'", bfirst);
+		if (last < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s' at or after '%s'", blast, bfirst);
+		model = "given";
+	}
+	if (first >= 0 && !layers)
+		pn_die_at(PN_EXIT_DATA, path, 0, "the graph holds one %s block "
+			  "(%s..%s): give num_layer with --layers or --config",
+			  model, nodes[first].name, nodes[last].name);
+	if (first < 0 && layers)
+		pn_die_at(PN_EXIT_DATA, path, 0, "the graph is a whole model "
+			  "with no block to repeat, but --%s gives num_layer "
+			  "%ld", config ? "config" : "layers", layers);
+
+	/* The traced batch: the first dimension of the input ids. */
+	char traced[32] = "";
+	litbuf b = {0};
+	for (long i = 0; i < nn; i++) {
+		if (strcmp(nodes[i].name, "input_ids") != 0)
+			continue;
+		b.start = b.p = nodes[i].out;
+		int s = lit_parse(&b, 0);
+		if (s < 0 || b.v[s].kind != LIT_SEQ || b.v[s].len < 1 ||
+		    b.v[b.v[s].first].kind != LIT_INT ||
+		    b.v[b.v[s].first].v < 1)
+			pn_die_at(PN_EXIT_DATA, path, nodes[i].line,
+				  "column 'OutputShape': input_ids has no "
+				  "batch dimension");
+		snprintf(traced, sizeof traced, "%lld", b.v[b.v[s].first].v);
+		break;
+	}
+	if (!*traced)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no node 'input_ids' to take "
+			  "the traced batch from");
+	/* Convert the stored nodes; errors name the node's line. */
+	FILE *f = pn_output_open(out);
+	for (int k = 0; k < O_NCOL; k++)
+		fprintf(f, "%s%s", k ? "\t" : "", ocols[k]);
+	putc('\n', f);
+	char rep[32];
+	snprintf(rep, sizeof rep, "%ld", layers);
+	long rows = 0;
+	for (long i = 0; i < nn; i++) {
+		node *d = &nodes[i];
+		place at = {path, "InputShapes", d->line};
+		b.n = 0;
+		node_io io = {0, 0};
+		int ins = lit_field(&b, &at, d->in);
+		if (b.v[ins].kind != LIT_SEQ)
+			die(&at, "expected a list of shapes");
+		for (int s = b.v[ins].first; s >= 0; s = b.v[s].next) {
+			double e = shape_elems(&b, s);
+			if (e < 0)
+				die(&at, "expected a list of shapes");
+			io.in_elems += e;
+		}
+		at.col = "OutputShape";
+		io.out_elems = shape_elems(&b, lit_field(&b, &at, d->out));
+		if (io.out_elems < 0)
+			die(&at, "expected a shape");
+		const char *repeat = i >= first && i <= last ? rep : "1";
+		static const char *const phase[3] = {"fwd", "bwd", "acc"};
+		static const char *const pcol[3] = {"FwOps", "BwOps", "AccOps"};
+		const char *text[3] = {d->fw, d->bw, d->acc};
+		for (int p = 0; p < 3; p++) {
+			at.col = pcol[p];
+			int ops = lit_field(&b, &at, text[p]);
+			rows += emit_ops(f, &b, ops, &at, d->name, phase[p],
+					 repeat, traced, &io, d->fused);
+		}
+	}
+	if (rows == 0)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no ops in the graph");
+	pn_output_close(f);
+	for (long i = 0; i < nn; i++) {
+		free(nodes[i].name); free(nodes[i].fw); free(nodes[i].bw);
+		free(nodes[i].acc); free(nodes[i].in); free(nodes[i].out);
+	}
+	free(nodes);
+	free(b.v);
+	free(bfirst);
+	return 0;
+}

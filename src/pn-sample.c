@@ -1,0 +1,654 @@
+/* pn-sample - draw layer configurations for pn-time */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "err.h"
+#include "layer.h"
+#include "rng.h"
+#include "tsv.h"
+
+static const char usage[] =
+"Usage: pn-sample [OPTION]... --layer TYPE\n"
+"Write random configurations of one layer type as TSV in the layer contract,\n"
+"ready for pn-time.  Sizes are drawn uniformly from the ranges of PreNeT's\n"
+"Table 3 (see --ranges); an impossible configuration is never written.\n"
+"\n"
+"  -l, --layer TYPE         dense, bmm, conv2d, attention, embedding, rnn,\n"
+"                           lstm, gru, layernorm, softmax, elementwise, posenc\n"
+"  -n, --count N            write N configurations (with --grid: N for each\n"
+"                           grid point, default 1)\n"
+"  -s, --seed S             random seed (default 1)\n"
+"  -r, --range NAME=LO:HI   draw column NAME from [LO, HI]\n"
+"  -c, --choice NAME=V,...  draw column NAME from the values listed\n"
+"  -p, --precision LIST     precisions to draw from (default fp32); the same\n"
+"                           as --choice precision=LIST\n"
+"  -t, --train-ratio R      fraction of rows that train with an optimizer\n"
+"                           (default 0.5); the others are forward only\n"
+"  -g, --grid NAME=V,...    sweep every combination of the values of all\n"
+"                           --grid options; other columns are drawn\n"
+"  -L, --log-uniform        draw sizes log-uniformly (every octave as likely)\n"
+"      --max-flops F        redraw a configuration whose pass needs more than\n"
+"                           F floating-point operations\n"
+"      --max-bytes B        redraw a configuration whose tensors and weights\n"
+"                           need more than B bytes\n"
+"      --ranges             print the columns, ranges and values for TYPE\n"
+"  -o, --output FILE        write to FILE instead of standard output\n"
+"  -h, --help               display this help and exit\n"
+"      --version            output version information and exit\n";
+
+enum kind {
+	K_INT,       /* whole number, uniform */
+	K_SIZE,      /* whole number, uniform or log-uniform (--log-uniform) */
+	K_REAL2,     /* real with two decimals, uniform */
+	K_LOGREAL,   /* real, log-uniform, three significant digits */
+	K_ENUM       /* one of a list of names */
+};
+
+#define ALL "dense bmm conv2d attention embedding rnn lstm gru layernorm " \
+	    "softmax elementwise posenc"
+#define RNNS "rnn lstm gru"
+#define VEC "layernorm softmax elementwise posenc"
+
+/* Every column pn-sample draws, for the layer types it applies to, in the
+ * order it is drawn.  Sizes follow PreNeT's Table 3 (batch 1-64; dense
+ * 1-4096; conv image 1-512, kernel 1-7, stride 1-2, padding 0-1;
+ * attention sequence 64-512, embedding dim 128-1024, heads 1-16; embedding
+ * vocabulary 10k-500k, dim 64-1024, sequence 64-512; RNN sequence 1-512,
+ * hidden 128-1024; layernorm dim 64-1024) and its data-collection code
+ * where the table gives none (RNN layers 1-4; conv channels below 10000 /
+ * image; sequences 1-512 and dims 32-1024 for positional encoding). */
+static const struct column {
+	const char *types;
+	const char *name;
+	enum kind kind;
+	double lo, hi;
+	const char *values;      /* K_ENUM: the default choice */
+} table[] = {
+	{ALL, "batch", K_SIZE, 1, 64, 0},
+	{"dense", "in_features", K_SIZE, 1, 4096, 0},
+	{"dense", "out_features", K_SIZE, 1, 4096, 0},
+	{"bmm", "m", K_SIZE, 1, 1024, 0},
+	{"bmm", "n", K_SIZE, 1, 1024, 0},
+	{"bmm", "k", K_SIZE, 1, 1024, 0},
+	{"conv2d", "image", K_SIZE, 1, 512, 0},
+	{"conv2d", "kernel", K_INT, 1, 7, 0},
+	{"conv2d", "stride", K_INT, 1, 2, 0},
+	{"conv2d", "padding", K_INT, 0, 1, 0},
+	{"conv2d", "in_channels", K_SIZE, 1, 512, 0},  /* and <= 10000/image */
+	{"conv2d", "out_channels", K_SIZE, 1, 512, 0}, /* and <= 10000/image */
+	{"attention", "seq_len", K_SIZE, 64, 512, 0},
+	{"attention", "heads", K_INT, 1, 16, 0},
+	{"attention", "embed_dim", K_SIZE, 128, 1024, 0}, /* multiple of heads */
+	{"embedding", "seq_len", K_SIZE, 64, 512, 0},
+	{"embedding", "vocab", K_SIZE, 10000, 500000, 0},
+	{"embedding", "embed_dim", K_SIZE, 64, 1024, 0},
+	{RNNS, "seq_len", K_SIZE, 1, 512, 0},
+	{RNNS, "input_size", K_SIZE, 1, 1024, 0},
+	{RNNS, "hidden", K_SIZE, 128, 1024, 0},
+	{RNNS, "layers", K_INT, 1, 4, 0},
+	{RNNS, "bidirectional", K_INT, 0, 1, 0},
+	{"elementwise", "op", K_ENUM, 0, 0, "add,sub,mul,div,pow,addu,subu,"
+	 "mulu,divu,powu,relu,gelu,tanh,sigmoid,exp,neg,copy,dropout"},
+	{"layernorm softmax elementwise", "seq_len", K_SIZE, 1, 512, 0},
+	{"layernorm softmax elementwise", "dim", K_SIZE, 64, 1024, 0},
+	{"posenc", "seq_len", K_SIZE, 1, 512, 0},
+	{"posenc", "embed_dim", K_SIZE, 32, 1024, 0},
+	{"dense conv2d", "bias", K_INT, 0, 1, 0},
+	{"dense conv2d " RNNS, "activation", K_ENUM, 0, 0,
+	 "none,relu,tanh,sigmoid"},
+	{"attention elementwise " RNNS, "dropout", K_REAL2, 0, 0.5, 0},
+	{ALL, "precision", K_ENUM, 0, 0, "fp32"},
+	{ALL, "optimizer", K_ENUM, 0, 0, "sgd,adam,adagrad,adadelta,rmsprop"},
+	{ALL, "learning_rate", K_LOGREAL, 1e-5, 1e-1, 0},
+};
+#define NTABLE (sizeof table / sizeof table[0])
+#define MAXV 64          /* values in one --choice or --grid list */
+#define TRIES 10000      /* draws before giving up on a configuration */
+#define CONV_WORK 10000  /* PreNeT: channels < 10000 / image */
+
+/* One column of the chosen type, with the options applied. */
+typedef struct {
+	const struct column *t;
+	double lo, hi;
+	int nchoice;             /* > 0: draw from choice[] */
+	char *choice[MAXV];      /* the values as written */
+	double cval[MAXV];       /* ... as numbers (enum: index) */
+	int grid;                /* column of the grid (index + 1), or 0 */
+	int gi;                  /* grid: index of the current value */
+	double v;                /* the drawn value (enum: index) */
+	int na;                  /* value does not apply to this row */
+} col;
+
+static pn_layer_type type;
+static col cols[NTABLE];
+static int ncols;
+static int logu;
+static double train_ratio = 0.5, max_flops = INFINITY, max_bytes = INFINITY;
+
+static int applies(const char *types, const char *t)
+{
+	size_t n = strlen(t);
+	for (const char *p = types; (p = strstr(p, t)); p += n)
+		if ((p == types || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+	return 0;
+}
+
+static col *find(const char *name)
+{
+	for (int i = 0; i < ncols; i++)
+		if (strcmp(cols[i].t->name, name) == 0)
+			return &cols[i];
+	return NULL;
+}
+
+static const char *const *enum_names(const col *c)
+{
+	const char *n = c->t->name;
+	if (strcmp(n, "op") == 0)
+		return pn_elem_ops();
+	static const char *const prec[] = {"fp32", "tf32", "fp16", "bf16", 0};
+	static const char *const opt[] = {"none", "sgd", "adam", "adagrad",
+		"adadelta", "rmsprop", 0};
+	static const char *const act[] = {"none", "relu", "tanh", "sigmoid", 0};
+	return strcmp(n, "precision") == 0 ? prec :
+	       strcmp(n, "optimizer") == 0 ? opt : act;
+}
+
+static int enum_index(const col *c, const char *s)
+{
+	const char *const *names = enum_names(c);
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static double minimum(const col *c)
+{
+	return strcmp(c->t->name, "padding") == 0 ||
+	       strcmp(c->t->name, "bidirectional") == 0 ||
+	       strcmp(c->t->name, "bias") == 0 ||
+	       strcmp(c->t->name, "dropout") == 0 ? 0 :
+	       c->t->kind == K_LOGREAL ? 0x1p-1074 : 1;
+}
+
+static double maximum(const col *c)
+{
+	return strcmp(c->t->name, "bidirectional") == 0 ||
+	       strcmp(c->t->name, "bias") == 0 ? 1 :
+	       strcmp(c->t->name, "dropout") == 0 ? 0.99 : 0x1p52;
+}
+
+/* "NAME=REST": the column NAME of the type, or a usage error. */
+static col *option_col(const char *opt, const char *arg, const char **rest)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		pn_usage_error("%s: expected NAME=..., not '%s'", opt, arg);
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+	col *c = find(name);
+	if (!c) {
+		if (strcmp(name, "pass") == 0)
+			pn_usage_error("%s: pass follows the optimizer (none: "
+				       "fwd, else train)", opt);
+		pn_usage_error("%s: layer '%s' has no column '%s'", opt,
+			       pn_layer_name(type), name);
+	}
+	*rest = eq + 1;
+	return c;
+}
+
+static double value_of(const char *opt, col *c, const char *s)
+{
+	double v;
+	if (c->t->kind == K_ENUM) {
+		int i = enum_index(c, s);
+		if (i < 0)
+			pn_usage_error("%s: unknown %s '%s'", opt, c->t->name, s);
+		return i;
+	}
+	if (pn_parse_num(s, strlen(s), &v) != 0)
+		pn_usage_error("%s: %s: '%s' is not a number", opt,
+			       c->t->name, s);
+	if ((c->t->kind == K_INT || c->t->kind == K_SIZE) && v != floor(v))
+		pn_usage_error("%s: %s: '%s' is not a whole number", opt,
+			       c->t->name, s);
+	if (v < minimum(c) || v > maximum(c))
+		pn_usage_error("%s: %s: %s is out of range", opt, c->t->name, s);
+	return v;
+}
+
+static void set_range(const char *arg)
+{
+	const char *rest;
+	col *c = option_col("--range", arg, &rest);
+	if (c->t->kind == K_ENUM)
+		pn_usage_error("--range: %s takes names; use --choice",
+			       c->t->name);
+	const char *colon = strchr(rest, ':');
+	if (!colon)
+		pn_usage_error("--range: expected %s=LO:HI, not '%s'",
+			       c->t->name, arg);
+	char lo[64];
+	snprintf(lo, sizeof lo, "%.*s", (int)(colon - rest), rest);
+	c->lo = value_of("--range", c, lo);
+	c->hi = value_of("--range", c, colon + 1);
+	if (c->lo > c->hi)
+		pn_usage_error("--range: %s: %s is above %s", c->t->name, lo,
+			       colon + 1);
+	for (int i = 0; i < c->nchoice; i++)
+		free(c->choice[i]);
+	c->nchoice = 0;
+}
+
+static void set_list(const char *opt, col *c, const char *list)
+{
+	char *copy = pn_xstrdup(list), *save = NULL;
+	for (int i = 0; i < c->nchoice; i++)
+		free(c->choice[i]);
+	c->nchoice = 0;
+	for (char *s = strtok_r(copy, ",", &save); s;
+	     s = strtok_r(NULL, ",", &save)) {
+		if (c->nchoice == MAXV)
+			pn_usage_error("%s: more than %d values", opt, MAXV);
+		c->cval[c->nchoice] = value_of(opt, c, s);
+		c->choice[c->nchoice++] = pn_xstrdup(s);
+	}
+	free(copy);
+	if (c->nchoice == 0)
+		pn_usage_error("%s: no values for %s", opt, c->t->name);
+}
+
+/* Print the value of c: names for enums, short decimals for numbers. */
+static void put_value(FILE *f, const col *c)
+{
+	if (c->na)
+		fputs("NA", f);
+	else if (c->t->kind == K_ENUM)
+		fputs(enum_names(c)[(int)c->v], f);
+	else if (c->t->kind == K_LOGREAL)
+		fprintf(f, "%.3g", c->v);
+	else
+		pn_put_num(f, c->v);
+}
+
+static double draw_num(pn_rng *r, const col *c, double lo, double hi)
+{
+	switch (c->t->kind) {
+	case K_SIZE:
+		if (logu && lo >= 1)
+			return (double)pn_rng_logint(r, (long long)lo,
+						     (long long)hi);
+		/* fall through */
+	case K_INT:
+		return (double)pn_rng_int(r, (long long)lo, (long long)hi);
+	case K_REAL2:
+		return (double)pn_rng_int(r, (long long)ceil(lo * 100),
+					  (long long)floor(hi * 100)) / 100;
+	case K_LOGREAL: {
+		char buf[32];
+		snprintf(buf, sizeof buf, "%.3g", lo == hi ? lo :
+			 pn_rng_logunif(r, lo, hi));
+		return strtod(buf, NULL);
+	}
+	default:
+		PN_BUG("draw_num on an enum");
+	}
+}
+
+/* Draw every column not fixed by the grid. */
+static void draw(pn_rng *r)
+{
+	for (int i = 0; i < ncols; i++) {
+		col *c = &cols[i];
+		const char *name = c->t->name;
+		c->na = 0;
+		if (c->grid)
+			continue;
+		if (strcmp(name, "optimizer") == 0) {
+			if (pn_rng_unif(r) >= train_ratio) {
+				c->v = PN_OPT_NONE;
+				continue;
+			}
+		}
+		if (c->nchoice > 0) {
+			c->v = c->cval[pn_rng_int(r, 0, c->nchoice - 1)];
+			continue;
+		}
+		double lo = c->lo, hi = c->hi;
+		if (strcmp(name, "in_channels") == 0 ||
+		    strcmp(name, "out_channels") == 0) {
+			double cap = floor(CONV_WORK / find("image")->v);
+			hi = fmax(lo, fmin(hi, cap));
+		}
+		c->v = draw_num(r, c, lo, hi);
+		if (strcmp(name, "embed_dim") == 0 && type == PN_ATTENTION) {
+			double h = find("heads")->v;
+			c->v = fmax(floor(c->v / h), ceil(c->lo / h)) * h;
+		}
+	}
+}
+
+/* Columns that do not apply to the drawn row; the layer it describes.
+ * Returns NULL when the row is possible, else why not. */
+static const char *finish(pn_layer *l, char *why, size_t n)
+{
+	col *opt = find("optimizer"), *lr = find("learning_rate");
+	lr->na = opt->v == PN_OPT_NONE;
+	col *op = find("op"), *drop = find("dropout");
+	if (op && drop)
+		drop->na = strcmp(enum_names(op)[(int)op->v], "dropout") != 0;
+	memset(l, 0, sizeof *l);
+	l->type = type;
+	for (int i = 0; i < ncols; i++)
+		pn_layer_set(l, cols[i].t->name, cols[i].v);
+	if (!find("bias"))
+		l->bias = 0;
+	if (l->seq_len == 0)
+		l->seq_len = 1;
+	col *act = find("activation"), *prec = find("precision");
+	l->activation = act ? (int)act->v : 0;
+	l->bytes = prec->v >= PN_FP16 ? 2 : 4;
+	l->optimizer = (int)opt->v;
+	l->train = l->optimizer != PN_OPT_NONE;
+	if (op)
+		snprintf(l->op, sizeof l->op, "%s", enum_names(op)[(int)op->v]);
+	for (int i = 0; i < ncols; i++) {
+		col *c = &cols[i];
+		if (c->t->kind == K_ENUM || c->grid || c->nchoice)
+			continue;
+		if (c->v < c->lo || c->v > c->hi) {
+			snprintf(why, n, "%s %g is outside %g:%g", c->t->name,
+				 c->v, c->lo, c->hi);
+			return why;
+		}
+	}
+	if (pn_layer_check(l, why, n))
+		return why;
+	pn_work w;
+	pn_layer_work(l, &w);
+	if (w.flops > max_flops) {
+		snprintf(why, n, "%g flops is above --max-flops", w.flops);
+		return why;
+	}
+	if (w.cm_total > max_bytes) {
+		snprintf(why, n, "%g bytes is above --max-bytes", w.cm_total);
+		return why;
+	}
+	return NULL;
+}
+
+static void header(FILE *f)
+{
+	fputs("layer", f);
+	for (const char *const *d = pn_layer_dims(type); *d; d++)
+		fprintf(f, "\t%s", *d);
+	for (int i = 0; i < ncols; i++) {
+		const char *name = cols[i].t->name;
+		int dim = 0;
+		for (const char *const *d = pn_layer_dims(type); *d; d++)
+			dim |= strcmp(*d, name) == 0;
+		if (dim)
+			continue;
+		if (strcmp(name, "optimizer") == 0)
+			fputs("\tpass", f);
+		fprintf(f, "\t%s", name);
+	}
+	putc('\n', f);
+}
+
+static void row(FILE *f)
+{
+	fputs(pn_layer_name(type), f);
+	for (const char *const *d = pn_layer_dims(type); *d; d++) {
+		putc('\t', f);
+		put_value(f, find(*d));
+	}
+	for (int i = 0; i < ncols; i++) {
+		const char *name = cols[i].t->name;
+		int dim = 0;
+		for (const char *const *d = pn_layer_dims(type); *d; d++)
+			dim |= strcmp(*d, name) == 0;
+		if (dim)
+			continue;
+		if (strcmp(name, "optimizer") == 0)
+			fputs(cols[i].v == PN_OPT_NONE ? "\tfwd" : "\ttrain", f);
+		putc('\t', f);
+		put_value(f, &cols[i]);
+	}
+	putc('\n', f);
+}
+
+static void show_ranges(FILE *f)
+{
+	fputs("column\tkind\tlo\thi\tvalues\n", f);
+	static const char *const kinds[] = {"int", "size", "real", "logreal",
+		"enum"};
+	for (int i = 0; i < ncols; i++) {
+		const col *c = &cols[i];
+		fprintf(f, "%s\t%s\t", c->t->name, kinds[c->t->kind]);
+		if (c->t->kind == K_ENUM || c->nchoice) {
+			fputs("NA\tNA\t", f);
+			for (int k = 0; k < c->nchoice; k++)
+				fprintf(f, "%s%s", k ? "," : "", c->choice[k]);
+		} else {
+			pn_put_num(f, c->lo);
+			putc('\t', f);
+			pn_put_num(f, c->hi);
+			fputs("\tNA", f);
+		}
+		putc('\n', f);
+	}
+}
+
+static long long parse_count(const char *opt, const char *s, long long min)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) != 0 || v != floor(v) || v < min ||
+	    v > 0x1p53)
+		pn_usage_error("%s: '%s' is not a whole number >= %lld", opt, s,
+			       min);
+	return (long long)v;
+}
+
+static double parse_pos(const char *opt, const char *s)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) != 0 || !(v > 0))
+		pn_usage_error("%s: '%s' is not a positive number", opt, s);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_MAXF = 256, O_MAXB, O_RANGES, O_VERSION };
+	static const struct option lopts[] = {
+		{"layer", required_argument, 0, 'l'},
+		{"count", required_argument, 0, 'n'},
+		{"seed", required_argument, 0, 's'},
+		{"range", required_argument, 0, 'r'},
+		{"choice", required_argument, 0, 'c'},
+		{"precision", required_argument, 0, 'p'},
+		{"train-ratio", required_argument, 0, 't'},
+		{"grid", required_argument, 0, 'g'},
+		{"log-uniform", no_argument, 0, 'L'},
+		{"max-flops", required_argument, 0, O_MAXF},
+		{"max-bytes", required_argument, 0, O_MAXB},
+		{"ranges", no_argument, 0, O_RANGES},
+		{"output", required_argument, 0, 'o'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, O_VERSION},
+		{0, 0, 0, 0},
+	};
+	const char *layer = NULL, *out = NULL, *count = NULL;
+	unsigned long long seed = 1;
+	int ranges = 0, c;
+	/* options that name columns wait until the layer type is known */
+	int nspec = 0;
+	struct { int opt; const char *arg; } spec[256];
+	pn_init("pn-sample");
+	pn_stdout_init();
+	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
+	while ((c = getopt_long(argc, argv, "l:n:s:r:c:p:t:g:Lo:h", lopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'l': layer = optarg; break;
+		case 'n': count = optarg; break;
+		case 's':
+			seed = (unsigned long long)parse_count("--seed",
+							       optarg, 0);
+			break;
+		case 'r': case 'c': case 'p': case 'g':
+			if (nspec == 256)
+				pn_usage_error("too many column options");
+			spec[nspec].opt = c;
+			spec[nspec++].arg = optarg;
+			break;
+		case 't': {
+			double v;
+			if (pn_parse_num(optarg, strlen(optarg), &v) != 0 ||
+			    v < 0 || v > 1)
+				pn_usage_error("--train-ratio: '%s' is not a "
+					       "number in [0, 1]", optarg);
+			train_ratio = v;
+			break;
+		}
+		case 'L': logu = 1; break;
+		case O_MAXF: max_flops = parse_pos("--max-flops", optarg); break;
+		case O_MAXB: max_bytes = parse_pos("--max-bytes", optarg); break;
+		case O_RANGES: ranges = 1; break;
+		case 'o': out = optarg; break;
+		case 'h': fputs(usage, stdout); pn_output_close(stdout);
+			  return 0;
+		case O_VERSION: pn_version();
+		default: pn_try_help();
+		}
+	}
+	if (optind < argc)
+		pn_usage_error("extra operand '%s'", argv[optind]);
+	if (!layer)
+		pn_usage_error("missing --layer");
+	int t = pn_layer_type_of(layer);
+	if (t < 0)
+		pn_usage_error("--layer: unknown layer type '%s' (one of: dense, "
+			       "bmm, conv2d, attention, embedding, rnn, lstm, "
+			       "gru, layernorm, softmax, elementwise, posenc)",
+			       layer);
+	type = (pn_layer_type)t;
+	if (!applies(table[0].types, layer))
+		pn_usage_error("--layer: pn-sample draws no layer of type '%s'", layer);
+	for (size_t i = 0; i < NTABLE; i++) {
+		if (!applies(table[i].types, layer))
+			continue;
+		col *k = &cols[ncols++];
+		k->t = &table[i];
+		k->lo = table[i].lo;
+		k->hi = table[i].hi;
+		if (table[i].kind == K_ENUM)
+			set_list("table", k, table[i].values);
+	}
+
+	/* grid columns, in the order given; the first varies slowest */
+	col *grid[16];
+	int ngrid = 0;
+	for (int i = 0; i < nspec; i++) {
+		const char *rest, *arg = spec[i].arg;
+		col *k;
+		switch (spec[i].opt) {
+		case 'r':
+			set_range(arg);
+			break;
+		case 'p':
+			set_list("--precision", find("precision"), arg);
+			break;
+		case 'c':
+			k = option_col("--choice", arg, &rest);
+			set_list("--choice", k, rest);
+			break;
+		case 'g':
+			k = option_col("--grid", arg, &rest);
+			if (k->grid)
+				pn_usage_error("--grid: %s given twice",
+					       k->t->name);
+			if (ngrid == 16)
+				pn_usage_error("--grid: more than 16 columns");
+			set_list("--grid", k, rest);
+			k->grid = ++ngrid;
+			grid[ngrid - 1] = k;
+			break;
+		}
+	}
+	col *opt = find("optimizer");
+	if (!opt->grid)
+		for (int i = 0; i < opt->nchoice; i++)
+			if (opt->cval[i] == PN_OPT_NONE)
+				pn_usage_error("--choice: optimizer none is "
+					       "drawn by --train-ratio");
+	if (ranges) {
+		FILE *f = pn_output_open(out);
+		show_ranges(f);
+		pn_output_close(f);
+		return 0;
+	}
+	long long n;
+	if (count)
+		n = parse_count("--count", count, 1);
+	else if (ngrid)
+		n = 1;
+	else
+		pn_usage_error("missing --count");
+
+	pn_rng r;
+	pn_rng_seed(&r, seed);
+	FILE *f = pn_output_open(out);
+	header(f);
+	long long written = 0, points = 1;
+	for (int g = 0; g < ngrid; g++)
+		points *= grid[g]->nchoice;
+	for (long long p = 0; p < points; p++) {
+		long long rest = p;
+		for (int g = ngrid - 1; g >= 0; g--) {
+			grid[g]->gi = (int)(rest % grid[g]->nchoice);
+			grid[g]->v = grid[g]->cval[grid[g]->gi];
+			rest /= grid[g]->nchoice;
+		}
+		for (long long i = 0; i < n; i++) {
+			char why[160];
+			const char *bad = why;
+			pn_layer l;
+			for (int k = 0; k < TRIES && bad; k++) {
+				draw(&r);
+				bad = finish(&l, why, sizeof why);
+			}
+			if (bad && ngrid) {
+				char at[256] = "";
+				size_t m = 0;
+				for (int g = 0; g < ngrid; g++) {
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s%s=",
+						g ? " " : "", grid[g]->t->name);
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s", grid[g]->choice[grid[g]->gi]);
+				}
+				pn_warn("grid point %s skipped: %s", at, bad);
+				break;
+			}
+			if (bad)
+				pn_die(PN_EXIT_DATA, "no possible %s "
+				       "configuration in %d draws (last: %s)",
+				       layer, TRIES, bad);
+			row(f);
+			written++;
+		}
+	}
+	if (written == 0)
+		pn_die(PN_EXIT_DATA, "no possible configuration in the grid");
+	pn_output_close(f);
+	return 0;
+}

@@ -1,0 +1,589 @@
+/* pn-time - time layer configurations on a backend (oneDNN on the CPU,
+ * cuBLAS and cuDNN on a GPU) */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../cpu/cpu.h"
+#include "backend.h"
+#include "config.h"
+#include "err.h"
+#include "gpuspec.h"
+#include "tsv.h"
+
+static const char usage[] =
+"Usage: pn-time [OPTION]... [FILE]\n"
+"Time every layer configuration of FILE (default: standard input), as\n"
+"pn-sample writes them, on a backend, and append the times: the forward\n"
+"pass, the backward pass and the optimizer step of a training row.\n"
+"\n"
+"  -b, --backend NAME     cpu (oneDNN; the default) or cuda (cuBLAS, cuDNN)\n"
+"  -r, --reps N           timed repetitions (default 10)\n"
+"  -w, --warmup N         untimed steps before them (default 3)\n"
+"  -j, --threads N        cpu: threads (default 1)\n"
+"  -m, --mem-limit SIZE   give a row that needs more than SIZE bytes status\n"
+"                         oom (suffix K, M, G; cpu default: 80% of the\n"
+"                         memory available at start)\n"
+"  -s, --seed S           seed of the random data (default 1)\n"
+"      --cold             evict caches between repetitions (cuda default)\n"
+"      --warm             keep them (cpu default)\n"
+"      --rep-ms MS        warm: repeat a step within one repetition until\n"
+"                         it lasts MS milliseconds (default 1)\n"
+"      --clock NAME       cpu: wall (the default) or cpu, the CPU time of\n"
+"                         the timing thread, which does not count the time\n"
+"                         other processes take the core (--threads 1 only)\n"
+"  -c, --check            compare every layer with a reference before\n"
+"                         timing it (cuda: the cpu backend; cpu: plain C)\n"
+"                         and report per layer type\n"
+"  -d, --device NAME      write NAME to the device column\n"
+"  -g, --gpuspecs FILE    match the GPU in FILE (default: gpuspecs/gpus.tsv)\n"
+"      --cpu-spec         print this CPU's spec row (gpuspecs layout) for\n"
+"                         --threads and exit; measured once, then cached\n"
+"      --remeasure        with --cpu-spec: measure again\n"
+"  -q, --quiet            no progress on standard error\n"
+"  -o, --output FILE      write to FILE instead of standard output\n"
+"  -h, --help             display this help and exit\n"
+"      --version          output version information and exit\n"
+"\n"
+"Appended columns: device backend lib_versions time_fwd_ms time_bwd_ms\n"
+"time_opt_ms time_ms time_min_ms time_median_ms time_max_ms time_std_ms\n"
+"mem_bytes status message (and check_rel_err with --check).  status is ok,\n"
+"oom, invalid or error; a failing row never stops the run.\n";
+
+enum { C_DEVICE, C_BACKEND, C_LIBS, C_FWD, C_BWD, C_OPT, C_TIME, C_MIN,
+       C_MEDIAN, C_MAX, C_STD, C_MEM, C_STATUS, C_MSG, C_CHECK, C_N };
+
+static const char *const outnames[C_N] = {
+	"device", "backend", "lib_versions", "time_fwd_ms", "time_bwd_ms",
+	"time_opt_ms", "time_ms", "time_min_ms", "time_median_ms",
+	"time_max_ms", "time_std_ms", "mem_bytes", "status", "message",
+	"check_rel_err",
+};
+
+static struct {
+	int reps, warmup, cold, check, quiet;
+	double rep_ms;
+} o = {10, 3, -1, 0, 0, 1};
+
+/* ---- check mode --------------------------------------------------------- */
+
+static struct {
+	long rows, fails;
+	double maxerr;
+} checked[PN_NLAYERS];
+static int opt_checked[PN_NOPT];
+
+/* max |a - b| / max |b| */
+static double relerr(const float *a, const float *b, size_t n)
+{
+	double d = 0, m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e = fabs((double)a[i] - b[i]);
+		if (e > d || isnan(e))
+			d = isnan(e) ? INFINITY : e;
+		if (fabs(b[i]) > m)
+			m = fabs(b[i]);
+	}
+	return n == 0 ? 0 : d / (m > 0 ? m : 1);
+}
+
+static double tolerance(pn_prec p)
+{
+	return p == PN_FP32 ? 2e-3 : p == PN_BF16 ? 6e-2 : 2e-2;
+}
+
+/* Compare backend b with the reference ref on cfg: 0 when they agree,
+ * else -1 with msg; *err the largest relative error.  Recurrent layers
+ * run without their last-step activation (it rewrites the gradient the
+ * caller gives), and without dropout against cuDNN, whose masks are its
+ * own. */
+static int check_row(const pn_backend *b, const pn_backend *ref,
+		     const pn_config *cfg0, uint64_t seed, double *err,
+		     char *msg, size_t n)
+{
+	pn_config cfg = *cfg0, rcfg;
+	if (cfg.l.type == PN_RNN || cfg.l.type == PN_LSTM || cfg.l.type == PN_GRU) {
+		cfg.l.activation = PN_ACT_NONE;
+		if (b == pn_cuda_backend())
+			cfg.dropout = 0;
+	}
+	rcfg = cfg;
+	rcfg.prec = PN_FP32;
+	rcfg.l.bytes = 4;
+	pn_io io, rio;
+	pn_io_init(&io, &cfg, seed);
+	pn_io_init(&rio, &cfg, seed);
+	pn_run *run = NULL, *rrun = NULL;
+	double mem;
+	char m2[256];
+	int st = b->prepare(&cfg, &run, &mem, msg, n);
+	if (st == PN_OK) {
+		st = b->compute(run, &io, msg, n);
+		b->release(run);
+	}
+	if (st == PN_OK) {
+		st = ref->prepare(&rcfg, &rrun, &mem, m2, sizeof m2);
+		if (st == PN_OK) {
+			st = ref->compute(rrun, &rio, m2, sizeof m2);
+			ref->release(rrun);
+		}
+		if (st != PN_OK)
+			snprintf(msg, n, "check: %s reference: %s", ref->name, m2);
+	}
+	*err = 0;
+	int bad = st != PN_OK;
+	if (!bad) {
+		static const char *const what[] = {"y", "dx", "dx2", "dw"};
+		const float *got[] = {io.y, io.dx, io.dx2, io.dw};
+		const float *want[] = {rio.y, rio.dx, rio.dx2, rio.dw};
+		size_t len[] = {io.ny, io.nx, io.nx2, io.nw};
+		for (int i = 0; i < 4; i++) {
+			if (i > 0 && !cfg.l.train)
+				break;
+			if (i == 1 && cfg.l.type == PN_EMBEDDING)
+				continue;
+			double e = relerr(got[i], want[i], len[i]);
+			if (e > *err) {
+				*err = e;
+				if (e > tolerance(cfg.prec)) {
+					snprintf(msg, n, "check failed: relative "
+						 "error %.3g in %s (tolerance "
+						 "%.3g)", e, what[i],
+						 tolerance(cfg.prec));
+					bad = 1;
+				}
+			}
+		}
+	}
+	int opt = cfg.l.optimizer;
+	if (!bad && cfg.l.train && opt != PN_OPT_NONE && !opt_checked[opt]) {
+		/* the optimizer kernels, once per optimizer */
+		opt_checked[opt] = 1;
+		size_t k = 4096;
+		pn_io t;
+		pn_config c = cfg;
+		c.l.type = PN_SOFTMAX;
+		c.l.batch = 1;
+		c.l.seq_len = 1;
+		c.l.dim = (double)k;
+		pn_io_init(&t, &c, seed + 1);   /* x: w, dy: g */
+		memcpy(t.y, t.x, k * sizeof(float));
+		float lr = cfg.lr > 0 ? (float)cfg.lr : 1e-3f;
+		if (b->optimize(opt, lr, k, t.x, t.dy, 3, msg, n) != PN_OK ||
+		    ref->optimize(opt, lr, k, t.y, t.dy, 3, m2, sizeof m2) != PN_OK) {
+			bad = 1;
+		} else {
+			double e = relerr(t.x, t.y, k);
+			if (e > 1e-5) {
+				snprintf(msg, n, "check failed: optimizer %s: "
+					 "relative error %.3g", pn_opt_name(opt), e);
+				bad = 1;
+			}
+		}
+		pn_io_free(&t);
+	}
+	pn_io_free(&io);
+	pn_io_free(&rio);
+	return bad ? -1 : 0;
+}
+
+static void check_report(void)
+{
+	for (int t = 0; t < PN_NLAYERS; t++) {
+		if (!checked[t].rows)
+			continue;
+		fprintf(stderr, "%s: check %s: %s (%ld row%s, max relative "
+			"error %.3g)\n", pn_prog, pn_layer_name((pn_layer_type)t),
+			checked[t].fails ? "FAIL" : "PASS", checked[t].rows,
+			checked[t].rows == 1 ? "" : "s", checked[t].maxerr);
+	}
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+typedef struct {
+	double fwd, bwd, opt, total, min, max, sd;
+} result;
+
+static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
+		   size_t n)
+{
+	pn_phases t = {0, 0, 0};
+	int st;
+	for (int i = 0; i < o.warmup; i++)
+		if ((st = b->step(run, &t, msg, n)) != PN_OK)
+			return st;
+	double est = o.warmup > 0 ? t.fwd + (isnan(t.bwd) ? 0 : t.bwd) +
+		     (isnan(t.opt) ? 0 : t.opt) : 0;
+	int inner = 1;
+	if (!o.cold && est > 0 && est < o.rep_ms)
+		inner = (int)fmin(1000, ceil(o.rep_ms / est));
+	double *fwd = pn_xmalloc((size_t)o.reps * 4 * sizeof(double));
+	double *bwd = fwd + o.reps, *opt = bwd + o.reps, *tot = opt + o.reps;
+	for (int r = 0; r < o.reps; r++) {
+		if (o.cold && b->flush)
+			b->flush();
+		double f = 0, bw = 0, op = 0;
+		for (int i = 0; i < inner; i++) {
+			if ((st = b->step(run, &t, msg, n)) != PN_OK) {
+				free(fwd);
+				return st;
+			}
+			f += t.fwd;
+			bw += t.bwd;      /* NAN when the phase did not run */
+			op += t.opt;
+		}
+		fwd[r] = f / inner;
+		bwd[r] = bw / inner;
+		opt[r] = op / inner;
+		tot[r] = fwd[r] + (isnan(bwd[r]) ? 0 : bwd[r]) +
+			 (isnan(opt[r]) ? 0 : opt[r]);
+	}
+	double x;
+	pn_stats(tot, o.reps, &res->total, &res->min, &res->max, &res->sd);
+	pn_stats(fwd, o.reps, &res->fwd, &x, &x, &x);
+	if (isnan(bwd[0]))
+		res->bwd = NAN;
+	else
+		pn_stats(bwd, o.reps, &res->bwd, &x, &x, &x);
+	if (isnan(opt[0]))
+		res->opt = NAN;
+	else
+		pn_stats(opt, o.reps, &res->opt, &x, &x, &x);
+	free(fwd);
+	return PN_OK;
+}
+
+static void put_ms(pn_tsv_out *out, int k, double v)
+{
+	if (isnan(v))
+		pn_tsv_out_str(out, k, "NA");
+	else
+		pn_tsv_out_num(out, k, round(v * 1e6) / 1e6);
+}
+
+static double parse_size(const char *opt, const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 :
+		     *end == 'T' ? 1e12 : 1;
+	if (mul != 1)
+		end++;
+	if (end == s || *end || !(v >= 0) || isinf(v))
+		pn_usage_error("%s: '%s' is not a size", opt, s);
+	return v * mul;
+}
+
+static int parse_int(const char *opt, const char *s, int min)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) != 0 || v != floor(v) || v < min ||
+	    v > 1e6)
+		pn_usage_error("%s: '%s' is not a whole number >= %d", opt, s,
+			       min);
+	return (int)v;
+}
+
+static double avail_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	double kb = NAN;
+	char line[256];
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return isnan(kb) ? 0 : kb * 1024;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Rows of a regular file (for the ETA), or -1. */
+static long count_rows(const char *path)
+{
+	struct stat st;
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return -1;
+	pn_tsv *t = pn_tsv_open(path);
+	long n = 0;
+	while (pn_tsv_read(t))
+		n++;
+	pn_tsv_close(t);
+	return n;
+}
+
+static void progress(long done, long total, double t0, int last)
+{
+	double dt = now_s() - t0, rate = dt > 0 ? done / dt : 0;
+	fprintf(stderr, "\r%s: %ld", pn_prog, done);
+	if (total > 0)
+		fprintf(stderr, "/%ld", total);
+	fprintf(stderr, " rows, %.2f rows/s", rate);
+	if (total > 0 && rate > 0 && !last) {
+		double eta = (double)(total - done) / rate;
+		fprintf(stderr, ", ETA %02d:%02d:%02d", (int)(eta / 3600),
+			(int)fmod(eta / 60, 60), (int)fmod(eta, 60));
+	}
+	fputs(last ? "\n" : "   ", stderr);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_COLD = 256, O_WARM, O_REPMS, O_CPUSPEC, O_REMEASURE, O_VERSION, O_CLOCK };
+	static const struct option lopts[] = {
+		{"backend", required_argument, 0, 'b'},
+		{"reps", required_argument, 0, 'r'},
+		{"warmup", required_argument, 0, 'w'},
+		{"threads", required_argument, 0, 'j'},
+		{"mem-limit", required_argument, 0, 'm'},
+		{"seed", required_argument, 0, 's'},
+		{"cold", no_argument, 0, O_COLD},
+		{"warm", no_argument, 0, O_WARM},
+		{"rep-ms", required_argument, 0, O_REPMS},
+		{"clock", required_argument, 0, O_CLOCK},
+		{"check", no_argument, 0, 'c'},
+		{"device", required_argument, 0, 'd'},
+		{"gpuspecs", required_argument, 0, 'g'},
+		{"cpu-spec", no_argument, 0, O_CPUSPEC},
+		{"remeasure", no_argument, 0, O_REMEASURE},
+		{"quiet", no_argument, 0, 'q'},
+		{"output", required_argument, 0, 'o'},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, O_VERSION},
+		{0, 0, 0, 0},
+	};
+	const char *backend = "cpu", *device = NULL, *specs = NULL, *out = NULL;
+	pn_bk_opts bo = {1, -1, 1, 0, 0};
+	int cpuspec = 0, remeasure = 0, c;
+	pn_init("pn-time");
+	pn_stdout_init();
+	char **argv0 = pn_xmalloc(((size_t)argc + 1) * sizeof *argv0);
+	memcpy(argv0, argv, ((size_t)argc + 1) * sizeof *argv0);
+	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
+	while ((c = getopt_long(argc, argv, "b:r:w:j:m:s:cd:g:qo:h", lopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b': backend = optarg; break;
+		case 'r': o.reps = parse_int("--reps", optarg, 1); break;
+		case 'w': o.warmup = parse_int("--warmup", optarg, 0); break;
+		case 'j': bo.threads = parse_int("--threads", optarg, 1); break;
+		case 'm': bo.mem_limit = parse_size("--mem-limit", optarg); break;
+		case 's': bo.seed = (uint64_t)parse_int("--seed", optarg, 0); break;
+		case O_COLD: o.cold = 1; break;
+		case O_WARM: o.cold = 0; break;
+		case O_REPMS: {
+			double v;
+			if (pn_parse_num(optarg, strlen(optarg), &v) != 0 || v < 0)
+				pn_usage_error("--rep-ms: '%s' is not a number "
+					       ">= 0", optarg);
+			o.rep_ms = v;
+			break;
+		}
+		case O_CLOCK:
+			if (strcmp(optarg, "wall") == 0)
+				bo.cpu_clock = 0;
+			else if (strcmp(optarg, "cpu") == 0)
+				bo.cpu_clock = 1;
+			else
+				pn_usage_error("--clock: unknown clock '%s' (one of: "
+					       "wall, cpu)", optarg);
+			break;
+		case 'c': o.check = 1; break;
+		case 'd': device = optarg; break;
+		case 'g': specs = optarg; break;
+		case O_CPUSPEC: cpuspec = 1; break;
+		case O_REMEASURE: remeasure = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'o': out = optarg; break;
+		case 'h': fputs(usage, stdout); pn_output_close(stdout);
+			  return 0;
+		case O_VERSION: pn_version();
+		default: pn_try_help();
+		}
+	}
+	if (argc - optind > 1)
+		pn_usage_error("extra operand '%s'", argv[optind + 1]);
+	const pn_backend *b = NULL;
+	if (strcmp(backend, "cpu") == 0) {
+		b = pn_cpu_backend();
+	} else if (strcmp(backend, "cuda") == 0) {
+		b = pn_cuda_backend();
+		if (!b)
+			pn_die(PN_EXIT_BACKEND, "CUDA backend not built (rebuild "
+			       "with the CUDA toolkit and cuDNN installed)");
+	} else {
+		pn_usage_error("--backend: unknown backend '%s' (one of: cpu, "
+			       "cuda)", backend);
+	}
+	/* OpenMP threads that spin while they wait slow everything down when
+	 * another process has a core: make them sleep (read at start-up) */
+	if (bo.cpu_clock && (bo.threads > 1 || b != pn_cpu_backend()))
+		pn_usage_error("--clock cpu needs --backend cpu and --threads 1");
+	if (bo.threads > 1 && !getenv("OMP_WAIT_POLICY")) {
+		setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+		execv("/proc/self/exe", argv0);
+		pn_warn("cannot restart with OMP_WAIT_POLICY=PASSIVE; set it "
+			"yourself");
+	}
+	free(argv0);
+	if (cpuspec) {
+		if (optind < argc)
+			pn_usage_error("--cpu-spec takes no FILE");
+		FILE *f = pn_output_open(out);
+		pn_cpu_spec(f, bo.threads, remeasure, NULL);
+		pn_output_close(f);
+		return 0;
+	}
+	if (o.cold < 0)
+		o.cold = b != pn_cpu_backend();
+	if (bo.mem_limit < 0)
+		bo.mem_limit = b == pn_cpu_backend() ? 0.8 * avail_bytes() : 0;
+	const char *path = optind < argc ? argv[optind] : "-";
+
+	char dev[256], versions[256], msg[512];
+	if (b->open(&bo, dev, sizeof dev, versions, sizeof versions, msg,
+		    sizeof msg) != 0)
+		pn_die(PN_EXIT_BACKEND, "%s", msg);
+	const pn_backend *ref = NULL;
+	char rdev[256], rver[256];
+	if (o.check) {
+		ref = b == pn_cpu_backend() ? pn_ref_backend() : pn_cpu_backend();
+		pn_bk_opts ro = bo;
+		ro.mem_limit = 0.8 * avail_bytes();
+		if (ref->open(&ro, rdev, sizeof rdev, rver, sizeof rver, msg,
+			      sizeof msg) != 0)
+			pn_die(PN_EXIT_BACKEND, "%s", msg);
+	}
+	if (device) {
+		snprintf(dev, sizeof dev, "%s", device);
+	} else if (b != pn_cpu_backend()) {
+		pn_gpus *gpus = pn_gpus_load(specs);
+		const pn_gpu *g = pn_gpus_find(gpus, dev);
+		if (g)
+			snprintf(dev, sizeof dev, "%s", g->name);
+		else
+			pn_warn("unknown GPU '%s' (not in %s); the device "
+				"column gets its CUDA name", dev, gpus->path);
+		pn_gpus_free(gpus);
+	}
+
+	long total = !o.quiet && isatty(2) ? count_rows(path) : -1;
+	pn_tsv *in = pn_tsv_open(path);
+	pn_config_cols *cols = pn_config_cols_new(in);
+	pn_tsv_out *tout = pn_tsv_out_new(in, outnames, o.check ? C_N : C_N - 1);
+	FILE *f = pn_output_open(out);
+	pn_tsv_out_header(tout, f);
+	long rows = 0, failed_checks = 0;
+	double t0 = now_s();
+	while (pn_tsv_read(in)) {
+		pn_config cfg;
+		pn_run *run = NULL;
+		result res = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+		double mem = NAN, err = NAN;
+		int st;
+		rows++;
+		if (pn_config_read(in, cols, &cfg, msg, sizeof msg) != 0) {
+			st = PN_INVALID;
+		} else if (cfg.l.type > PN_POSENC) {
+			snprintf(msg, sizeof msg, "pn-time does not time layer "
+				 "type '%s'", pn_layer_name(cfg.l.type));
+			st = PN_INVALID;
+		} else {
+			st = PN_OK;
+			if (o.check) {
+				int t = cfg.l.type;
+				uint64_t seed = bo.seed + (uint64_t)rows;
+				int bad = check_row(b, ref, &cfg, seed, &err, msg,
+						    sizeof msg);
+				checked[t].rows++;
+				if (err > checked[t].maxerr)
+					checked[t].maxerr = err;
+				if (bad) {
+					checked[t].fails++;
+					failed_checks++;
+					st = PN_ERROR;
+				}
+			}
+			if (st == PN_OK)
+				st = b->prepare(&cfg, &run, &mem, msg, sizeof msg);
+			if (st == PN_OK) {
+				char m2[512];
+				st = measure(b, run, &res, m2, sizeof m2);
+				if (st != PN_OK)
+					snprintf(msg, sizeof msg, "%s", m2);
+				b->release(run);
+			}
+		}
+		if (st == PN_ERROR) {
+			char why[512];
+			if (b->recover(why, sizeof why) != 0)
+				pn_die_at(PN_EXIT_DATA, pn_tsv_path(in),
+					  pn_tsv_lineno(in), "%s; cannot recover "
+					  "the %s backend: %s", msg, b->name, why);
+		}
+		if (st != PN_OK)
+			res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+		if (st == PN_INVALID)
+			mem = NAN;
+		pn_tsv_out_str(tout, C_DEVICE, dev);
+		pn_tsv_out_str(tout, C_BACKEND, b->name);
+		pn_tsv_out_str(tout, C_LIBS, versions);
+		put_ms(tout, C_FWD, res.fwd);
+		put_ms(tout, C_BWD, res.bwd);
+		put_ms(tout, C_OPT, res.opt);
+		put_ms(tout, C_TIME, res.total);
+		put_ms(tout, C_MIN, res.min);
+		put_ms(tout, C_MEDIAN, res.total);
+		put_ms(tout, C_MAX, res.max);
+		put_ms(tout, C_STD, res.sd);
+		if (isnan(mem))
+			pn_tsv_out_str(tout, C_MEM, "NA");
+		else
+			pn_tsv_out_num(tout, C_MEM, mem);
+		pn_tsv_out_str(tout, C_STATUS, pn_status_name(st));
+		for (char *p = msg; *p; p++)      /* keep the TSV intact */
+			if (*p == '\t' || *p == '\n' || *p == '\r')
+				*p = ' ';
+		pn_tsv_out_str(tout, C_MSG, msg[0] ? msg : "NA");
+		if (o.check) {
+			if (isnan(err))
+				pn_tsv_out_str(tout, C_CHECK, "NA");
+			else
+				pn_tsv_out_num(tout, C_CHECK, err);
+		}
+		pn_tsv_out_row(tout, f);
+		fflush(f);
+		if (!o.quiet && isatty(2))
+			progress(rows, total, t0, 0);
+	}
+	if (!o.quiet && isatty(2) && rows > 0)
+		progress(rows, total, t0, 1);
+	if (rows == 0)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no data rows");
+	pn_output_close(f);
+	if (o.check)
+		check_report();
+	pn_tsv_out_free(tout);
+	pn_config_cols_free(cols);
+	pn_tsv_close(in);
+	b->close();
+	if (ref)
+		ref->close();
+	if (failed_checks)
+		pn_die(PN_EXIT_DATA, "%ld row%s failed the check", failed_checks,
+		       failed_checks == 1 ? "" : "s");
+	return 0;
+}

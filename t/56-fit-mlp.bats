@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# pn-fit -f mlp: the PreNeT multilayer perceptron (src/lib/fam_mlp.c).
+# Fixtures: t/fixtures/fit-mlp (see its README): y = 2 + sin(x1) + 0.5 x2^2
+# + 0.3 x3 on [-2, 2]^3, whose sd over test.tsv is 0.96.
+
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	M="$FIX/fit-mlp"
+	cd "$T"
+}
+
+# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
+run_io() {
+	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
+}
+
+# fit OUT ARGS...: pn-fit -f mlp on x1..x3, one model for all rows.
+fit() {
+	local out=$1
+	shift
+	pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o "$out" "$@"
+}
+
+# rmse_of MODEL ROWS: the RMSE of MODEL on ROWS, by pn-eval -m.
+rmse_of() {
+	pn-eval -m "$1" --metrics "$T/metrics" "$2" >/dev/null &&
+		awk -F'\t' 'NR == 2 { print $2 }' "$T/metrics"
+}
+
+body() { sed -n '/^body$/,$p' "$1"; }
+
+@test "pn-fit -f mlp fits a smooth function to within 0.1 RMSE on held-out rows" {
+	fit a.model "$M/smooth.tsv"
+	run_io pn-eval -m a.model --metrics metrics "$M/test.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s err ]
+	[ "$(awk -F'\t' 'NR == 2 { print ($2 < 0.1) }' metrics)" = 1 ]
+	[ "$(awk -F'\t' 'NR == 2 { print $1 }' metrics)" = 200 ]
+}
+
+@test "pn-fit -f mlp model predicts after reloading what it predicted when fitted" {
+	fit a.model -v "$M/val.tsv" -p epochs=20 "$M/smooth.tsv"
+	want=$(awk '$1 == "info" && $2 == "val" { print $6 }' a.model)
+	got=$(rmse_of a.model "$M/val.tsv")
+	awk -v a="$want" -v b="$got" 'BEGIN {
+		d = a - b; if (d < 0) d = -d
+		exit !(a > 0 && d <= 1e-12 * a) }'
+}
+
+@test "pn-fit -f mlp writes the layer sizes and target scaling at the top of its body" {
+	fit a.model -p epochs=1 "$M/smooth.tsv"
+	body a.model | sed -n '2,3p' >head
+	printf 'layers 7\nsizes 3 32 64 128 128 128 128 1\n' | diff - head
+	body a.model | awk '$1 == "yscale" { y++ } $1 == "w" { w++ } $1 == "b" { b++ }
+		END { print y, w, b }' >counts
+	# one w line per unit of every layer: 32 + 64 + 4 * 128 + 1
+	echo '1 609 7' | diff - counts
+}
+
+@test "pn-fit -f mlp --param hidden sets the hidden layers" {
+	fit a.model -p hidden=8-4 -p epochs=1 "$M/smooth.tsv"
+	body a.model | sed -n 3p >sizes
+	echo 'sizes 3 8 4 1' | diff - sizes
+}
+
+@test "pn-fit -f mlp gives a byte-identical model for the same --seed" {
+	fit a.model -s 7 -p epochs=20 "$M/smooth.tsv"
+	fit b.model -s 7 -p epochs=20 "$M/smooth.tsv"
+	cmp a.model b.model
+}
+
+@test "pn-fit -f mlp gives a different model for a different --seed" {
+	fit a.model -s 7 -p epochs=20 "$M/smooth.tsv"
+	fit b.model -s 8 -p epochs=20 "$M/smooth.tsv"
+	! cmp -s <(body a.model) <(body b.model)
+}
+
+@test "pn-fit -f mlp gives the same model with one thread as with two" {
+	fit a.model -p epochs=20 -p threads=1 "$M/smooth.tsv"
+	fit b.model -p epochs=20 -p threads=2 "$M/smooth.tsv"
+	cmp <(body a.model) <(body b.model)
+}
+
+# small.tsv has 60 noisy rows: the validation error bottoms out early.
+@test "pn-fit -f mlp with --val keeps the weights of its best validation epoch" {
+	fit es.model -v "$M/val.tsv" -p patience=10 "$M/small.tsv"
+	body es.model >es.body
+	best=
+	for k in $(seq 1 290); do
+		fit k.model -p epochs="$k" "$M/small.tsv"
+		rmse[k]=$(rmse_of k.model "$M/val.tsv")
+		if [ -z "$best" ] && cmp -s es.body <(body k.model); then
+			best=$k
+		fi
+		[ -z "$best" ] || [ "$k" -lt $((best + 10)) ] || break
+	done
+	# kept an epoch, stopped 10 epochs after it, none of them better
+	[ -n "$best" ]
+	[ "$k" -eq $((best + 10)) ]
+	for j in $(seq 1 "$k"); do
+		awk -v a="${rmse[j]}" -v b="${rmse[best]}" 'BEGIN { exit !(a >= b) }'
+	done
+}
+
+@test "pn-fit -f mlp model cut after a whole line is a clear error in pn-eval" {
+	fit a.model -p epochs=1 "$M/smooth.tsv"
+	head -n 40 a.model >cut.model
+	run_io pn-eval -m cut.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s out ]
+	echo "pn-eval: cut.model:40: corrupt model: unexpected end of file, want 'w'" |
+		diff - err
+}
+
+@test "pn-fit -f mlp model cut inside a line is a clear error in pn-eval" {
+	fit a.model -p epochs=1 "$M/smooth.tsv"
+	head -n 40 a.model >cut.model
+	sed -n 41p a.model | head -c 20 >>cut.model
+	run_io pn-eval -m cut.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: cut.model:41: corrupt model: truncated file (last line has no newline)" |
+		diff - err
+}
+
+@test "pn-fit -f mlp model with a weight that is not a number is a clear error" {
+	fit a.model -p epochs=1 "$M/smooth.tsv"
+	line=$(grep -n '^w ' a.model | sed -n '5s/:.*//p')
+	sed "${line}s/^w [^ ]* /w 0.5x /" a.model >bad.model
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: bad.model:$line: corrupt model: 'w' value 1: '0.5x' is not a number" |
+		diff - err
+}
+
+@test "pn-fit -f mlp model whose network has the wrong input width is a clear error" {
+	fit a.model -p hidden=2 -p epochs=1 "$M/smooth.tsv"
+	sed 's/^sizes 3 2 1$/sizes 4 2 1/' a.model >bad.model
+	line=$(grep -n '^sizes' bad.model | cut -d: -f1)
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: bad.model:$line: corrupt model: mlp: network has 4 inputs, the model lists 3 features" |
+		diff - err
+}
+
+@test "pn-fit -f mlp rejects a hidden layer list that is not widths joined by dashes" {
+	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p hidden=32--64 "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -e a.model ]
+	echo "pn-fit: mlp: bad hidden '32--64' (want widths 1-65536 joined by '-', at most 63 layers)" |
+		diff - err
+}
+
+@test "pn-fit -f mlp rejects a dropout of 1" {
+	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p dropout=1 "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-fit: mlp: dropout must be at least 0 and below 1" | diff - err
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# pn-fit -f xgb: gradient boosting and random forests through XGBoost's C
+# API (src/lib/fam_xgb.c).  The rows are those of the mlp tests,
+# t/fixtures/fit-mlp (see its README): y = 2 + sin(x1) + 0.5 x2^2 + 0.3 x3
+# on [-2, 2]^3, whose sd over test.tsv is 0.96.
+
+load test_helper
+
+setup() {
+	T="$BATS_TEST_TMPDIR"
+	M="$FIX/fit-mlp"
+	cd "$T"
+}
+
+# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
+run_io() {
+	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
+}
+
+# fit OUT ARGS...: pn-fit -f xgb on x1..x3, one model for all rows.
+fit() {
+	local out=$1
+	shift
+	pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o "$out" "$@"
+}
+
+# rmse_below MODEL LIMIT: the RMSE of MODEL on test.tsv is below LIMIT.
+rmse_below() {
+	pn-eval -m "$1" --metrics "$T/metrics" "$M/test.tsv" >/dev/null &&
+		awk -F'\t' -v lim="$2" 'NR == 2 { ok = $1 == 200 && $2 < lim }
+			END { exit !ok }' "$T/metrics"
+}
+
+body() { sed -n '/^body$/,$p' "$1"; }
+
+@test "pn-fit -f xgb fits a smooth function to within 0.12 RMSE on held-out rows" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model "$M/smooth.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s err ]
+	rmse_below a.model 0.12
+}
+
+@test "pn-fit -f xgb -p mode=rf fits a smooth function to within 0.2 RMSE on held-out rows" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p mode=rf "$M/smooth.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s err ]
+	rmse_below a.model 0.2
+}
+
+@test "pn-fit -f xgb writes the booster as base64 lines of 76 characters with its length" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	body a.model | sed -n 2p >format
+	echo 'format ubj' | diff - format
+	bytes=$(body a.model | awk '$1 == "bytes" { print $2 }')
+	# every line but the last is 76 characters; the last 4 to 76
+	body a.model | awk '$1 == "b64" { n++; len = length($2); if (len != 76) short++ }
+		END { exit !(n > 1 && (short == 0 || (short == 1 && len != 76))) }'
+	# standard base64 that decodes to the stated length of UBJSON ("{")
+	body a.model | sed -n 's/^b64 //p' | base64 -d >booster
+	[ "$(wc -c <booster)" -eq "$bytes" ]
+	[ "$(head -c 1 booster)" = '{' ]
+}
+
+@test "pn-fit -f xgb gives a byte-identical model for the same --seed" {
+	fit a.model -s 7 -p rounds=30 -p subsample=0.7 -p colsample_bynode=0.7 "$M/smooth.tsv"
+	fit b.model -s 7 -p rounds=30 -p subsample=0.7 -p colsample_bynode=0.7 "$M/smooth.tsv"
+	cmp a.model b.model
+}
+
+@test "pn-fit -f xgb gives a different model for a different --seed" {
+	fit a.model -s 7 -p rounds=30 -p subsample=0.7 "$M/smooth.tsv"
+	fit b.model -s 8 -p rounds=30 -p subsample=0.7 "$M/smooth.tsv"
+	! cmp -s <(body a.model) <(body b.model)
+}
+
+@test "pn-fit -f xgb gives the same model with one thread as with two" {
+	fit a.model -p rounds=30 -p subsample=0.7 -p threads=1 "$M/smooth.tsv"
+	fit b.model -p rounds=30 -p subsample=0.7 -p threads=2 "$M/smooth.tsv"
+	cmp <(body a.model) <(body b.model)
+}
+
+# small.tsv has 60 noisy rows: the validation error bottoms out early.
+@test "pn-fit -f xgb with --val keeps the rounds up to its best validation round" {
+	fit es.model -v "$M/val.tsv" -p patience=5 -p eta=0.3 "$M/small.tsv"
+	pn-eval -m es.model "$M/val.tsv" >es.pred 2>/dev/null
+	best=
+	for k in $(seq 1 290); do
+		fit k.model -p rounds="$k" -p eta=0.3 "$M/small.tsv"
+		pn-eval -m k.model --metrics k.metrics "$M/val.tsv" >k.pred
+		rmse[k]=$(awk -F'\t' 'NR == 2 { print $2 }' k.metrics)
+		if [ -z "$best" ] && cmp -s es.pred k.pred; then
+			best=$k
+		fi
+		[ -z "$best" ] || [ "$k" -lt $((best + 5)) ] || break
+	done
+	[ -n "$best" ]
+	[ "$k" -eq $((best + 5)) ]
+	for j in $(seq 1 "$k"); do
+		awk -v a="${rmse[j]}" -v b="${rmse[best]}" 'BEGIN { exit !(a >= b) }'
+	done
+}
+
+@test "pn-fit -f xgb model cut after a whole line is a clear error in pn-eval" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	head -n 30 a.model >cut.model
+	run_io pn-eval -m cut.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s out ]
+	echo "pn-eval: cut.model:30: corrupt model: unexpected end of file" | diff - err
+}
+
+@test "pn-fit -f xgb model with a shortened base64 line is a clear error" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	sed '20s/......$//' a.model >bad.model
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: bad.model:20: corrupt model: xgb: base64 line of 70 characters, want 76" |
+		diff - err
+}
+
+@test "pn-fit -f xgb model with a character outside base64 is a clear error" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	sed '20s/^b64 \(.....\)./b64 \1*/' a.model >bad.model
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: bad.model:20: corrupt model: xgb: bad base64 at character 6" |
+		diff - err
+}
+
+@test "pn-fit -f xgb model whose length disagrees with its base64 is a clear error" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	bytes=$(awk '$1 == "bytes" { print $2 }' a.model)
+	sed "s/^bytes $bytes\$/bytes $((bytes - 3))/" a.model >bad.model
+	last=$(grep -c '' bad.model)
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	# the last line holds 3 bytes too many: 4 characters
+	n=$(sed -n "$((last - 1))s/^b64 //p" bad.model | tr -d '\n' | wc -c)
+	echo "pn-eval: bad.model:$((last - 1)): corrupt model: xgb: base64 line of $n characters, want $((n - 4))" |
+		diff - err
+}
+
+@test "pn-fit -f xgb model whose booster XGBoost cannot read is a clear error" {
+	fit a.model -p rounds=5 "$M/smooth.tsv"
+	{
+		sed '/^format ubj$/q' a.model
+		echo 'bytes 24'
+		echo "b64 $(printf 'this is not a booster...' | base64)"
+		echo end
+	} >bad.model
+	line=$(grep -c '' bad.model)
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	[ "$(wc -l <err)" -eq 1 ]
+	grep -q "^pn-eval: bad.model:$line: corrupt model: xgb: XGBoost cannot load the model: " err
+}
+
+@test "pn-fit -f xgb rejects a mode other than boost or rf" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p mode=dart "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -e a.model ]
+	echo "pn-fit: xgb: mode must be boost or rf, not 'dart'" | diff - err
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bats
+# pn-sum: summing layer predictions into iteration and epoch time.
+load test_helper
+
+F="$FIX/sum"
+G="--gpuspecs $FIX/sum/gpus.tsv"
+# net.tsv on GPU UNIT (1024 GB/s, 1024 GFLOP/s), per sample:
+#   copy  mem fwd, 2^28 elements: 4 * 2^28 B / (1024 * 2^30 B/s) = 0.9765625 ms
+#   grad  elementwise bwd, traffic_bytes 1.024e9: / 1e9 / 1024   = 1 ms
+#   fc    dense acc x3, 1000 x 512 x 1000 (compute bound): 2*1000*512*1000
+#         FLOP / 1024 GFLOP/s = 1 ms, M = batch grows with the batch
+# HALF has half of UNIT's throughput and bandwidth, NOPRICE twice.
+
+setup_file() {
+	# a linear model for bmm: time_ms = flops / 1e9, fitted exactly
+	pn-featurize $G "$F/bmm-train.tsv" |
+		pn-fit -f lr -F flops -o "$BATS_FILE_TMPDIR/bmm.model"
+}
+
+# value of column $2 in data row $3 (1-based) of TSV file $1
+col() { awk -F'\t' -v c="$2" -v r="$3" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i} NR==r+1{print $k}' "$1"; }
+# exit 0 when $1 and $2 agree to 1e-9 relative
+near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=1e-9*m || d==0)}'; }
+
+@test "pn-sum adds every row times its repeat into its phase and the iteration" {
+	run pn-sum --fallback roofline $G -d UNIT "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank')" ]
+	[ "${lines[1]}" = "$(printf '1\tUNIT\troofline\t0.9765625\t1\t3\t0\t4.9765625\t1\t0.0049765625\t3.6\t4.9765625e-06\t1')" ]
+	[ "${#lines[@]}" -eq 2 ]
+}
+
+@test "pn-sum multiplies every row's batch dimension by --batch" {
+	pn-sum --fallback roofline $G -d UNIT -b 4 "$F/net.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" fwd_ms 1)" = 3.90625 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" bwd_ms 1)" = 4 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" acc_ms 1)" = 12 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" iteration_ms 1)" = 19.90625 ]
+}
+
+@test "pn-sum counts the last partial batch of an epoch at its own size" {
+	# 5 samples at batch 2: two iterations of 9.953125 ms and one of 1
+	# sample, 4.9765625 ms
+	pn-sum --fallback roofline $G -d UNIT -b 2 -n 5 "$F/net.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" iteration_ms 1)" = 9.953125 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" iterations 1)" = 3 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" epoch_s 1)" = 0.0248828125 ]
+}
+
+@test "pn-sum runs an epoch that is a whole number of batches without a last batch" {
+	pn-sum --fallback roofline $G -d UNIT -b 2 -n 6 "$F/net.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" iterations 1)" = 3 ]
+	[ "$(col "$BATS_TEST_TMPDIR/o" epoch_s 1)" = 0.029859375 ]
+}
+
+@test "pn-sum prices an epoch by the GPU's hourly price" {
+	pn-sum --fallback roofline $G -d HALF -b 2 -n 5 "$F/net.tsv" >"$BATS_TEST_TMPDIR/o"
+	# 0.049765625 s at 0.9 USD/h
+	near "$(col "$BATS_TEST_TMPDIR/o" cost_usd 1)" 1.244140625e-05
+}
+
+@test "pn-sum --devices all ranks every GPU by epoch time and by cost" {
+	run pn-sum --fallback roofline $G --devices all -b 2 -n 5 "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f1,2,10,11,13 | tail -n +2 | tr '\t\n' ' ;')" = "1 NOPRICE 0.01244140625 NA NA;2 UNIT 0.0248828125 3.6 2;3 HALF 0.049765625 0.9 1;" ]
+}
+
+@test "pn-sum predicts on the GPUs --device lists, by alias too" {
+	run pn-sum --fallback roofline $G -d 'half,Unit GPU' "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f2 | tail -n +2 | tr '\n' ' ')" = "UNIT HALF " ]
+}
+
+@test "pn-sum --per-layer prints every row for every GPU, batch-scaled" {
+	run pn-sum --fallback roofline $G -d UNIT,HALF -b 2 --per-layer "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$F/net-per-layer.expected"
+}
+
+@test "pn-sum predicts a layer type by its model" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d UNIT -b 2 --per-layer "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	# batch 2 x 1000 x 500 x 1000 bmm: 2e9 FLOP, so 2 ms by the model
+	near "$(col <(printf '%s\n' "$output") time_ms 1)" 2
+	[ "$(col <(printf '%s\n' "$output") source 1)" = model ]
+}
+
+@test "pn-sum flags the rows the roofline predicts beside a model" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT -b 2 --per-layer "$F/mixed.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f1,10 | tail -n +2 | tr '\t\n' ' ;')" = "mm model;copy roofline;" ]
+}
+
+@test "pn-sum reports a mixed source when models and the roofline share a network" {
+	pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT -b 2 "$F/mixed.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(col "$BATS_TEST_TMPDIR/o" source 1)" = mixed ]
+	near "$(col "$BATS_TEST_TMPDIR/o" fwd_ms 1)" 3.953125
+}
+
+@test "pn-sum names every layer type without a model" {
+	run bash -c "pn-sum -m '$BATS_FILE_TMPDIR/bmm.model' $G -d UNIT '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: no model for layer types 'mem', 'elementwise', 'dense' of $F/net.tsv (--fallback roofline predicts them by the roofline)" ]
+}
+
+@test "pn-sum names one layer type without a model" {
+	run bash -c "pn-sum -m '$BATS_FILE_TMPDIR/bmm.model' $G -d UNIT '$F/mixed.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: no model for layer type 'mem' of $F/mixed.tsv (--fallback roofline predicts it by the roofline)" ]
+}
+
+@test "pn-sum runs a traced network at its traced batch" {
+	pn-graph -l 3 "$FIX/graph/tiny.csv" >"$BATS_TEST_TMPDIR/net.tsv"
+	pn-sum --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/net.tsv" >"$BATS_TEST_TMPDIR/a"
+	pn-sum --fallback roofline $G -d UNIT -b 2 -n 6 "$BATS_TEST_TMPDIR/net.tsv" >"$BATS_TEST_TMPDIR/b"
+	[ "$(col "$BATS_TEST_TMPDIR/a" iteration_ms 1)" = "$(col "$BATS_TEST_TMPDIR/b" iteration_ms 1)" ]
+	[ "$(col "$BATS_TEST_TMPDIR/b" iterations 1)" = 3 ]
+}
+
+@test "pn-sum refuses another batch for a traced network" {
+	pn-graph -l 3 "$FIX/graph/tiny.csv" >"$BATS_TEST_TMPDIR/net.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT -b 4 '$BATS_TEST_TMPDIR/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/net.tsv: the network is traced at batch 2: it cannot run at --batch 4" ]
+}
+
+@test "pn-sum refuses a partial last batch for a traced network" {
+	pn-graph -l 3 "$FIX/graph/tiny.csv" >"$BATS_TEST_TMPDIR/net.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT -n 5 '$BATS_TEST_TMPDIR/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/net.tsv: the network is traced at batch 2: it cannot run the last batch of 1 samples (give a --dataset-size that is a multiple of 2)" ]
+}
+
+@test "pn-sum rejects an unknown GPU and suggests the closest" {
+	run bash -c "pn-sum --fallback roofline $G -d UNITT '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: unknown GPU 'UNITT' (closest: UNIT, HALF, NOPRICE; see $F/gpus.tsv)" ]
+}
+
+@test "pn-sum rejects an empty network" {
+	head -1 "$F/net.tsv" >"$BATS_TEST_TMPDIR/empty.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/empty.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/empty.tsv: no layer rows" ]
+}
+
+@test "pn-sum rejects an unknown phase" {
+	sed 's/\tbwd\t/\tback\t/' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/n.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/n.tsv:3: column 'phase': unknown phase 'back' (one of: fwd, bwd, acc, train)" ]
+}
+
+@test "pn-sum rejects a repeat below 1" {
+	sed 's/\tacc\t3\t/\tacc\t0\t/' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/n.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/n.tsv:4: column 'repeat': repeat must be at least 1, not 0" ]
+}
+
+@test "pn-sum rejects a network row of an unknown layer type" {
+	sed 's/\tmem\tmem\t/\tpool\tmem\t/' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/n.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-sum: $BATS_TEST_TMPDIR/n.tsv:2: column 'layer': unknown layer type 'pool' (one of: "* ]]
+}
+
+@test "pn-sum rejects a pass column in a network" {
+	awk -F'\t' -v OFS='\t' '{print $0, (NR == 1 ? "pass" : "fwd")}' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/n.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_TEST_TMPDIR/n.tsv:1: column 'pass' has no place in a network: its rows give phase" ]
+}
+
+@test "pn-sum needs a predictor" {
+	run bash -c "pn-sum $G -d UNIT '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: nothing to predict with: give --models FILE, --fallback roofline or both" ]
+}
+
+@test "pn-sum needs a GPU" {
+	run bash -c "pn-sum --fallback roofline $G '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: no GPU: give --device NAME[,NAME]... or --devices all" ]
+}
+
+@test "pn-sum accepts only all for --devices" {
+	run bash -c "pn-sum --fallback roofline $G --devices UNIT '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: invalid --devices 'UNIT': expected all (--device takes a list)" ]
+}
+
+@test "pn-sum rejects a batch that is not a whole number" {
+	run bash -c "pn-sum --fallback roofline $G -d UNIT -b 0 '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: --batch: '0' is not a whole number of at least 1" ]
+}
+
+@test "pn-sum accepts only the roofline as fallback" {
+	run bash -c "pn-sum --fallback habitat $G -d UNIT '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: invalid --fallback 'habitat': expected roofline" ]
+}
+
+@test "pn-sum reads the network from standard input" {
+	run bash -c "pn-sum --fallback roofline $G -d UNIT <'$F/net.tsv'"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f8 | tail -1)" = 4.9765625 ]
+}
+
+@test "pn-sum --format md writes a markdown table" {
+	run pn-sum --fallback roofline $G -d UNIT,HALF -b 2 -n 5 --format md "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$F/net-summary.md"
+}
+
+@test "pn-sum --plot draws a PNG chart" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	run pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/c.png" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = c.png ]
+}
+
+@test "pn-sum leaves no output behind when it fails" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d UNIT -o "$BATS_TEST_TMPDIR/o.tsv" --plot "$BATS_TEST_TMPDIR/c.png" "$F/net.tsv"
+	[ "$status" -eq 1 ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR")" ]
+}
+
+@test "pn-sum reports a write error" {
+	run bash -c "pn-sum --fallback roofline $G -d UNIT '$F/net.tsv' >/dev/full"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-sum: write error"* ]]
+}
+
+@test "pn-sum predicts every sample network on every GPU" {
+	for n in "$PN_ROOT"/samples/networks/*.tsv; do
+		pn-sum --fallback roofline --devices all -b 8 -n 100 "$n" >"$BATS_TEST_TMPDIR/o" ||
+			{ echo "$n failed"; return 1; }
+		[ "$(tail -n +2 "$BATS_TEST_TMPDIR/o" | wc -l)" -eq "$(($(wc -l <"$PN_ROOT/gpuspecs/gpus.tsv") - 1))" ]
+	done
+}
+
+@test "the sample networks are what pipelines/gen-networks writes" {
+	"$PN_ROOT/pipelines/gen-networks" "$BATS_TEST_TMPDIR/nets"
+	for n in "$PN_ROOT"/samples/networks/*.tsv; do
+		cmp "$n" "$BATS_TEST_TMPDIR/nets/$(basename "$n")"
+	done
+	[ "$(ls "$BATS_TEST_TMPDIR/nets" | wc -l)" -eq 7 ]
+}

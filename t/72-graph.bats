@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# pn-graph: NeuSight op graphs to pn networks.
+load test_helper
+
+G="$FIX/graph"
+S="$PN_ROOT/samples/neusight/graphs"
+
+# pn-graph FILE LAYERS... must equal the shipped conversion of FILE
+same_as_shipped() {
+	local tag=$1
+	shift
+	pn-graph "$@" "$G/$tag.csv.gz" >"$BATS_TEST_TMPDIR/out"
+	zcat "$S/$tag.tsv.gz" | diff - "$BATS_TEST_TMPDIR/out"
+}
+
+@test "pn-graph maps every op kind of a small graph as the reviewed file says" {
+	run pn-graph -l 3 "$G/tiny.csv"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$G/tiny.expected"
+}
+
+@test "pn-graph gives VEC rows NeuSight's MemPerO traffic" {
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	# addmm: inputs 12 + 16*4 + 4*12, output 16*12 elements:
+	# MemPerO = 4 * (124 + 192) / 192; VECadd [1, 48] moves 48 * MemPerO
+	[ "$(awk -F'\t' '$1 == "addmm" && $9 == 48 {print $17}' "$BATS_TEST_TMPDIR/o")" = 316 ]
+	# add_15: two inputs and one output of 64: MemPerO 12, 16 * 4 * 12
+	[ "$(awk -F'\t' '$1 == "add_15" && $3 == "fwd" {print $17}' "$BATS_TEST_TMPDIR/o")" = 768 ]
+}
+
+@test "pn-graph repeats only the block's rows num_layer times" {
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' 'NR > 1 {print $1, $4}' "$BATS_TEST_TMPDIR/o" | LC_ALL=C sort -u | tr '\n' ,)" = "add_15 3,addmm 3,drop 3,ln_f 1,matmul 3,softmax 3,transformer_h_0_ln_1 3,wte 1," ]
+}
+
+@test "pn-graph writes no row for nodes without ops" {
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	! cut -f1 "$BATS_TEST_TMPDIR/o" | grep -qx -e input_ids -e view -e output
+}
+
+@test "pn-graph takes the traced batch from input_ids" {
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(cut -f19 "$BATS_TEST_TMPDIR/o" | LC_ALL=C sort -u | tr '\n' ' ')" = "2 traced_batch " ]
+}
+
+@test "pn-graph converts the BERT-large graph to the shipped network" {
+	same_as_shipped bert_large-train-512-2 --layers 24
+}
+
+@test "pn-graph converts the GPT-2 large graph to the shipped network" {
+	same_as_shipped gpt2_large-train-1024-1 --layers 36
+}
+
+@test "pn-graph converts the GPT-3 XL graph to the shipped network" {
+	same_as_shipped gpt3_xl-train-2048-1 --layers 24
+}
+
+@test "pn-graph converts the GPT-3 2.7B graph to the shipped network" {
+	same_as_shipped gpt3_27-train-2048-1 --layers 32
+}
+
+@test "pn-graph converts the OPT-1.3B graph to the shipped network" {
+	same_as_shipped opt_13-train-2048-1 --layers 24
+}
+
+@test "pn-graph converts the whole Switch graph without repeating it" {
+	same_as_shipped switchxl4-inf-512-1
+	[ "$(cut -f4 "$BATS_TEST_TMPDIR/out" | LC_ALL=C sort -u | tr '\n' ' ')" = "1 repeat " ]
+}
+
+@test "pn-graph converts a torch.compile graph one kernel per fused node" {
+	same_as_shipped gpt2_large-inf-1024-4-fusion
+	# node add_434~...~view_433 fuses four ops; its row is the last one
+	[ "$(grep -c '^add_434~' "$BATS_TEST_TMPDIR/out")" -eq 1 ]
+}
+
+@test "pn-graph reads num_layer from a model config" {
+	printf '{\n  "model_type": "gpt2",\n  "n_layer": 3,\n  "n_embd": 4\n}\n' >"$BATS_TEST_TMPDIR/config.json"
+	run pn-graph --config "$BATS_TEST_TMPDIR/config.json" "$G/tiny.csv"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$G/tiny.expected"
+}
+
+@test "pn-graph repeats the --block range" {
+	pn-graph --block matmul,softmax -l 5 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$4 == 5 {print $1}' "$BATS_TEST_TMPDIR/o" | LC_ALL=C sort -u | tr '\n' ,)" = "matmul,softmax," ]
+}
+
+@test "pn-graph reads standard input" {
+	run bash -c "pn-graph -l 3 <'$G/tiny.csv'"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$G/tiny.expected"
+}
+
+@test "pn-graph needs num_layer for a graph with a block" {
+	run bash -c "pn-graph '$G/tiny.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $G/tiny.csv: the graph holds one GPT block (transformer_h_0_ln_1..add_15): give num_layer with --layers or --config" ]
+}
+
+@test "pn-graph rejects num_layer for a whole-model graph" {
+	run bash -c "pn-graph -l 24 '$G/switchxl4-inf-512-1.csv.gz' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $G/switchxl4-inf-512-1.csv.gz: the graph is a whole model with no block to repeat, but --layers gives num_layer 24" ]
+}
+
+@test "pn-graph names an unknown op kind" {
+	sed 's/VECtanh/VECexp/g' "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $BATS_TEST_TMPDIR/g.csv:11: column 'FwOps': unknown op kind 'VECexp' (one of: Linear, BMM, MEM, VECln, VECsoftmax, VECadd, VECaddu, VECsub, VECsubu, VECmul, VECmulu, VECdiv, VECdivu, VECpow, VECpowu, VECrelu, VECgelu, VECtanh, VECsigmoid)" ]
+}
+
+@test "pn-graph rejects the ALLREDUCE ops of a distributed graph" {
+	sed "s/\[\['MEM', ((10, 4),)\]\]/[['ALLREDUCE', (40,)]]/" "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-graph: $BATS_TEST_TMPDIR/g.csv:3: column 'BwOps': unknown op kind 'ALLREDUCE' (one of: "* ]]
+}
+
+@test "pn-graph names the character where an op list is malformed" {
+	sed "s/\[\['BMM', (4, 8, 2, 8)\]\]/[['BMM', (4, 8; 2, 8)]]/" "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $BATS_TEST_TMPDIR/g.csv:7: column 'FwOps': expected ',' or a closing bracket at character 15" ]
+}
+
+@test "pn-graph rejects a Linear op with the wrong number of dimensions" {
+	sed "s/\[\['Linear', (16, 4, 12)\]\]/[['Linear', (16, 4)]]/" "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $BATS_TEST_TMPDIR/g.csv:6: column 'FwOps': Linear needs 3 dimensions" ]
+}
+
+@test "pn-graph names a missing column" {
+	cut -d, -f1-8 "$G/tiny.csv" | head -1 >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $BATS_TEST_TMPDIR/g.csv:1: missing column 'OutputShape'" ]
+}
+
+@test "pn-graph needs an input_ids node for the traced batch" {
+	grep -v '^input_ids,' "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run bash -c "pn-graph -l 3 '$BATS_TEST_TMPDIR/g.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-graph: $BATS_TEST_TMPDIR/g.csv: no node 'input_ids' to take the traced batch from" ]
+}
+
+@test "pn-graph rejects --layers and --config together" {
+	run bash -c "pn-graph -l 3 -c x.json '$G/tiny.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-graph: --layers and --config both give num_layer" ]
+}
+
+@test "pn-graph rejects a --layers that is not a whole number" {
+	run bash -c "pn-graph -l 2.5 '$G/tiny.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-graph: --layers: '2.5' is not a whole number from 1 to 100000" ]
+}
+
+@test "pn-graph leaves no output file behind when it fails" {
+	sed 's/VECtanh/VECexp/g' "$G/tiny.csv" >"$BATS_TEST_TMPDIR/g.csv"
+	run pn-graph -l 3 -o "$BATS_TEST_TMPDIR/net.tsv" "$BATS_TEST_TMPDIR/g.csv"
+	[ "$status" -eq 1 ]
+	[ ! -e "$BATS_TEST_TMPDIR/net.tsv" ]
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep net.tsv)" ]
+}
