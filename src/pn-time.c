@@ -370,7 +370,8 @@ int main(int argc, char **argv)
 	int cpuspec = 0, remeasure = 0, c;
 	pn_init("pn-time");
 	pn_stdout_init();
-	char **argv0 = pn_xmalloc(((size_t)argc + 1) * sizeof *argv0);
+	static char **argv0;  /* static: reachable at every exit */
+	argv0 = pn_xmalloc(((size_t)argc + 1) * sizeof *argv0);
 	memcpy(argv0, argv, ((size_t)argc + 1) * sizeof *argv0);
 	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
 	while ((c = getopt_long(argc, argv, "b:r:w:j:m:s:cd:g:qo:h", lopts,
