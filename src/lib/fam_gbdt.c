@@ -147,7 +147,7 @@ static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
 				if (pn_tree_below(&r, n - i) < take - m)
 					idx[m++] = (uint32_t)i;
 		}
-		pn_tree_grow(w, res, idx, m, &o, &r, &g->t[k]);
+		pn_tree_grow(w, res, NULL, idx, m, &o, &r, &g->t[k]);
 		g->nt = (size_t)k + 1;
 		pn_trees_add(&g->t[k], 1, d->x, n, d->p, f);
 		if (nv) {

@@ -66,7 +66,7 @@ static void *worker(void *arg)
 	size_t n = j->d->n;
 	pn_tree_ws *w = pn_tree_ws_new(j->b);
 	uint32_t *idx = pn_xmalloc(n * sizeof *idx);
-	uint32_t *cnt = j->bootstrap ? pn_xmalloc(n * sizeof *cnt) : NULL;
+	double *cnt = j->bootstrap ? pn_xmalloc(n * sizeof *cnt) : NULL;
 	for (;;) {
 		pthread_mutex_lock(&j->mu);
 		size_t t = j->next++;
@@ -75,19 +75,21 @@ static void *worker(void *arg)
 			break;
 		pn_rng r;
 		pn_tree_seed(&r, j->seed, t);
+		size_t m = 0;
 		if (j->bootstrap) {
+			/* n draws with replacement: each row drawn k times
+			 * weighs k */
 			memset(cnt, 0, n * sizeof *cnt);
 			for (size_t k = 0; k < n; k++)
 				cnt[pn_tree_below(&r, n)]++;
-			size_t m = 0;
 			for (size_t i = 0; i < n; i++)
-				for (uint32_t c = 0; c < cnt[i]; c++)
+				if (cnt[i] > 0)
 					idx[m++] = (uint32_t)i;
 		} else {
 			for (size_t i = 0; i < n; i++)
-				idx[i] = (uint32_t)i;
+				idx[m++] = (uint32_t)i;
 		}
-		pn_tree_grow(w, j->d->y, idx, n, &j->o, &r, &j->f->t[t]);
+		pn_tree_grow(w, j->d->y, cnt, idx, m, &j->o, &r, &j->f->t[t]);
 		pthread_mutex_lock(&j->mu);
 		j->done++;
 		if (j->progress)

@@ -60,7 +60,8 @@ long pn_params_int(pn_params *p, const char *name, long dflt);
 /* Reading the body of a model file: lines of whitespace-separated tokens.
  * Every reader error dies "pn-x: FILE:LINE: corrupt model: <why>". */
 typedef struct pn_mreader pn_mreader;
-/* Next line's tokens (at most max); returns the count, 0 at "end". */
+/* Next line's tokens (the first max of them stored in tok); returns the
+ * count of tokens on the line, which may exceed max, or 0 at "end". */
 int pn_mread_line(pn_mreader *r, char **tok, int max);
 /* Next line must be "key v1 v2 ..." with exactly n numbers. */
 void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n);

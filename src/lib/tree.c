@@ -191,12 +191,12 @@ typedef struct {
 } item;
 
 /* Nodes of at most this many rows are split by sorting, not histograms. */
-#ifndef SMALL
 #define SMALL 24
-#endif
 
 struct pn_tree_ws {
 	const pn_bins *b;
+	const double *wt;       /* row weights of the tree being grown, or
+				   NULL for 1 */
 	uint32_t *tmp;          /* partition scratch, n */
 	hent **pool;            /* free histograms */
 	int npool, cappool;
@@ -258,7 +258,7 @@ static void hist_put(pn_tree_ws *w, hent *h)
 }
 
 static void hist_build(const pn_bins *b, hent *h, const double *y,
-		       const uint32_t *idx, size_t m)
+		       const double *wt, const uint32_t *idx, size_t m)
 {
 	size_t p = b->p;
 	const size_t *off = b->off;
@@ -266,11 +266,11 @@ static void hist_build(const pn_bins *b, hent *h, const double *y,
 	for (size_t k = 0; k < m; k++) {
 		uint32_t i = idx[k];
 		const uint8_t *r = b->bin + (size_t)i * p;
-		double yi = y[i];
+		double wi = wt ? wt[i] : 1, yi = wi * y[i];
 		for (size_t f = 0; f < p; f++) {
 			hent *e = &h[off[f] + r[f]];
 			e->s += yi;
-			e->c += 1;
+			e->c += wi;
 		}
 	}
 }
@@ -382,8 +382,10 @@ static void split_small(pn_tree_ws *w, const double *y, const uint32_t *idx,
 					 o->min_leaf, f,
 					 last + (x - 1 - last) / 2);
 			for (; j < m && (int)(key[j] >> 16) == x; j++) {
-				sl += y[idx[key[j] & 0xffff]];
-				cl += 1;
+				uint32_t i = idx[key[j] & 0xffff];
+				double wi = w->wt ? w->wt[i] : 1;
+				sl += wi * y[i];
+				cl += wi;
 			}
 			last = x;
 		}
@@ -417,11 +419,11 @@ static void make_leaf(pn_tree_ws *w, int32_t node, double s, double c,
 	nd->v = o->shrink * s / (c + o->lambda);
 }
 
-/* Is a child with these rows a leaf? */
+/* Is a child with these rows (of total weight c) a leaf? */
 static int child_is_leaf(const double *y, const uint32_t *idx, size_t m,
-			 int depth, const pn_tree_opts *o)
+			 double c, int depth, const pn_tree_opts *o)
 {
-	if (m < 2 * (size_t)o->min_leaf)
+	if (c < 2.0 * o->min_leaf)
 		return 1;
 	if (o->max_depth > 0 && depth >= o->max_depth)
 		return 1;
@@ -463,8 +465,9 @@ static void finish(pn_tree_ws *w, pn_tree *t)
 	free(queue);
 }
 
-void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
-		  const pn_tree_opts *o, pn_rng *r, pn_tree *out)
+void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
+		  uint32_t *idx, size_t m, const pn_tree_opts *o, pn_rng *r,
+		  pn_tree *out)
 {
 	const pn_bins *b = w->b;
 	size_t p = b->p;
@@ -472,19 +475,23 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
 		w->feats[f] = (int32_t)f;
 	w->nnodes = 0;
 	w->nstack = 0;
-	double s = 0;
-	for (size_t j = 0; j < m; j++)
-		s += y[idx[j]];
+	w->wt = wt;
+	double s = 0, c = 0;
+	for (size_t j = 0; j < m; j++) {
+		double wi = wt ? wt[idx[j]] : 1;
+		s += wi * y[idx[j]];
+		c += wi;
+	}
 	int32_t root = new_node(w);
-	if (child_is_leaf(y, idx, m, 0, o)) {
-		make_leaf(w, root, s, (double)m, o);
+	if (child_is_leaf(y, idx, m, c, 0, o)) {
+		make_leaf(w, root, s, c, o);
 		finish(w, out);
 		return;
 	}
-	item first = {root, 0, (uint32_t)m, 0, NULL, s, (double)m};
+	item first = {root, 0, (uint32_t)m, 0, NULL, s, c};
 	if (m > SMALL) {
 		first.h = hist_get(w);
-		hist_build(b, first.h, y, idx, m);
+		hist_build(b, first.h, y, wt, idx, m);
 	}
 	push(w, first);
 	while (w->nstack) {
@@ -528,7 +535,7 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
 		for (int q = 0; q < 2; q++) {
 			size_t cm = ch[q].hi - ch[q].lo;
 			leaf[q] = child_is_leaf(y, idx + ch[q].lo, cm,
-						ch[q].depth, o);
+						ch[q].c, ch[q].depth, o);
 			if (leaf[q])
 				make_leaf(w, ch[q].node, ch[q].s, ch[q].c, o);
 			big[q] = !leaf[q] && cm > SMALL;
@@ -537,7 +544,7 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
 		if (big[0] && big[1]) {
 			int sm = cm0 <= cm1 ? 0 : 1;
 			ch[sm].h = hist_get(w);
-			hist_build(b, ch[sm].h, y, idx + ch[sm].lo,
+			hist_build(b, ch[sm].h, y, wt, idx + ch[sm].lo,
 				   sm ? cm1 : cm0);
 			hist_sub(it.h, ch[sm].h, b->tot);
 			ch[1 - sm].h = it.h;
@@ -546,13 +553,15 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
 			size_t mine = q ? cm1 : cm0, other = q ? cm0 : cm1;
 			if (it.h && other * p + b->tot < mine * p) {
 				hent *t = hist_get(w);
-				hist_build(b, t, y, idx + ch[1 - q].lo, other);
+				hist_build(b, t, y, wt, idx + ch[1 - q].lo,
+					   other);
 				hist_sub(it.h, t, b->tot);
 				hist_put(w, t);
 				ch[q].h = it.h;
 			} else {
 				ch[q].h = it.h ? it.h : hist_get(w);
-				hist_build(b, ch[q].h, y, idx + ch[q].lo, mine);
+				hist_build(b, ch[q].h, y, wt, idx + ch[q].lo,
+					   mine);
 			}
 		} else {
 			hist_put(w, it.h);
@@ -578,9 +587,7 @@ void pn_tree_free(pn_tree *t)
 
 /* ---- prediction --------------------------------------------------------- */
 
-#ifndef LANES
-#define LANES 16
-#endif
+#define LANES 16        /* rows walked through a tree in lock step */
 
 void pn_trees_add(const pn_tree *t, size_t nt, const double *x, size_t n,
 		  size_t p, double *out)

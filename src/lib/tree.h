@@ -14,7 +14,8 @@
  * Growing (CART, squared error): a node's best split maximises
  * S_L^2 / (C_L + lambda) + S_R^2 / (C_R + lambda) over the candidate
  * features and the bin boundaries that leave at least min_leaf rows on each
- * side (S: sum of targets, C: row count; a row drawn twice counts twice).
+ * side (S: sum of targets, C: row count; a row drawn twice counts twice,
+ * through its weight).
  * Large nodes are scanned from per-bin histograms (sums and counts), the
  * larger child's histogram being the parent's minus the smaller child's;
  * small nodes sort their rows by bin instead.  A node becomes a leaf when it
@@ -93,11 +94,14 @@ typedef struct pn_tree_ws pn_tree_ws;
 pn_tree_ws *pn_tree_ws_new(const pn_bins *b);
 void pn_tree_ws_free(pn_tree_ws *w);
 
-/* Grow a tree on rows idx[0..m) of b (m >= 1, repeats allowed, reordered
- * here; sorted indices are fastest) with targets y (indexed by row).  r
- * draws the features tried at each split when mtry < 1. */
-void pn_tree_grow(pn_tree_ws *w, const double *y, uint32_t *idx, size_t m,
-		  const pn_tree_opts *o, pn_rng *r, pn_tree *out);
+/* Grow a tree on rows idx[0..m) of b (m >= 1, distinct, reordered here;
+ * sorted indices are fastest) with targets y and weights wt (both indexed
+ * by row; wt NULL: every row weighs 1).  A row of weight k counts as k
+ * copies of it (a bootstrap sample), in sums, counts and min_leaf.  r draws
+ * the features tried at each split when mtry < 1. */
+void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
+		  uint32_t *idx, size_t m, const pn_tree_opts *o, pn_rng *r,
+		  pn_tree *out);
 void pn_tree_free(pn_tree *t);
 
 /* out[i] += the sum over trees t[0..nt) of t(x row i); x is n rows of p.
