@@ -143,12 +143,24 @@ bin/%: build/%.o build/libpn.a
 check test: all
 	bats t/
 
+# Benchmarks print numbers; none is a test.  Each can also run alone.
 bench: all
-	bench/run
+	bench/tsv
+	bench/predict
+	bench/sum
 
 # The main job on the shipped data (see README.md).
 run: all
 	pipelines/predict
+
+# The paper's Tables 4 and 5, and Figures 2 and 3 (see pipelines/table4,
+# pipelines/unseen-gpu): minutes on 2 cores.
+.PHONY: table4 unseen-gpu
+table4: all
+	pipelines/table4
+
+unseen-gpu: all
+	pipelines/unseen-gpu
 
 deps:
 	.ci/deps

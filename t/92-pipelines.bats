@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# pipelines/table4 and pipelines/unseen-gpu on the small inputs of
+# t/fixtures/pipelines (see its README): each runs once, in setup_file,
+# with its stdout, stderr and exit status kept for the tests below.
+
+load test_helper
+
+LAYERS_ALL="dense bmm conv2d layernorm softmax elementwise"
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR
+	# table4: subsampled (ROWS) and with short fits so that it stays quick
+	PN_SAMPLES="$FIX/pipelines" ROWS=150 EPOCHS=20 TREES=10 \
+		"$PN_ROOT/pipelines/table4" "$d/table4" >"$d/table4.out" 2>"$d/table4.err" &&
+		echo 0 >"$d/table4.rc" || echo $? >"$d/table4.rc"
+	PN_SAMPLES="$FIX/pipelines" ROWS=150 EPOCHS=20 \
+		"$PN_ROOT/pipelines/unseen-gpu" "$d/unseen" >"$d/unseen.out" 2>"$d/unseen.err" &&
+		echo 0 >"$d/unseen.rc" || echo $? >"$d/unseen.rc"
+}
+
+setup() {
+	D=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+	cd "$T"
+}
+
+# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
+run_io() {
+	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
+}
+
+# columns FILE NAME...: the named columns of a TSV, without its header
+columns() {
+	local f=$1
+	shift
+	awk -F'\t' -v want="$*" '
+		NR == 1 { n = split(want, w, " "); for (j = 1; j <= n; j++) for (i = 1; i <= NF; i++) if ($i == w[j]) c[j] = i
+			  for (j = 1; j <= n; j++) if (!c[j]) { print "no column " w[j] >"/dev/stderr"; exit 1 }; next }
+		{ line = $c[1]; for (j = 2; j <= n; j++) line = line "\t" $c[j]; print line }' "$f"
+}
+
+# finite FILE NAME...: every value of the named columns is a finite number
+finite() {
+	local f=$1
+	shift
+	columns "$f" "$@" | awk -F'\t' '
+		{ for (i = 1; i <= NF; i++) if ($i !~ /^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/) { print "not finite: " $0; bad = 1 } }
+		END { exit bad || NR == 0 }'
+}
+
+# is_png FILE: FILE starts with the PNG signature
+is_png() {
+	[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
+}
+
+@test "pipelines/table4 succeeds on the small samples and writes its three files" {
+	[ "$(cat "$D/table4.rc")" -eq 0 ]
+	[ -s "$D/table4/table4.tsv" ]
+	[ -s "$D/table4/table4.md" ]
+	if command -v gnuplot >/dev/null; then is_png "$D/table4/table4.png"; fi
+}
+
+@test "pipelines/table4 prints table4.md" {
+	diff -u "$D/table4/table4.md" "$D/table4.out"
+}
+
+@test "pipelines/table4 has one row per layer type, family and feature set" {
+	for l in $LAYERS_ALL; do for f in lr rf gbdt xgb mlp; do for s in baseline co cocm cocmct; do
+		printf '%s\t%s\t%s\tlog\n' "$l" "$f" "$s"
+	done; done; done | sort >expected
+	columns "$D/table4/table4.tsv" layer family features target | sort >actual
+	diff -u expected actual
+	[ "$(wc -l <actual)" -eq 120 ]
+}
+
+@test "pipelines/table4 reports finite errors and gains" {
+	finite "$D/table4/table4.tsv" rows n rmse mae mape mdape r2 rmse_gain mape_gain
+}
+
+@test "pipelines/table4 gives the baseline rows a gain of 0" {
+	columns "$D/table4/table4.tsv" features rmse_gain mape_gain |
+		awk -F'\t' '$1 == "baseline" { n++; if ($2 != 0 || $3 != 0) bad = 1 } END { exit bad || n != 30 }'
+}
+
+@test "pipelines/table4 fits on at most ROWS rows per layer type" {
+	columns "$D/table4/table4.tsv" rows | awk '{ if ($1 < 10 || $1 > 150) bad = 1 } END { exit bad }'
+	grep -qx '\* rows: at most 150 per layer type (every k-th row, k = ceil(rows / 150))' "$D/table4/table4.md"
+}
+
+@test "pipelines/table4 states its reduced settings in the markdown" {
+	grep -qx 'Reduced settings, not the paper.s (which fits every row, 300 MLP epochs):' "$D/table4/table4.md"
+	grep -q 'rf: 10 trees' "$D/table4/table4.md"
+	grep -q 'up to 20 epochs' "$D/table4/table4.md"
+	grep -q '^\* target: log (pn-fit --log-target' "$D/table4/table4.md"
+	[ "$(grep -c '^| dense | lr | ' "$D/table4/table4.md")" -eq 2 ]
+}
+
+@test "pipelines/table4 refuses an empty input directory" {
+	mkdir empty
+	PN_SAMPLES=$T/empty run_io "$PN_ROOT/pipelines/table4" o
+	[ "$status" -eq 1 ]
+	echo "table4: no $T/empty/collect/dense.tsv.gz: PN_SAMPLES must hold collect/<layer>.tsv.gz for every layer of '$LAYERS_ALL'" |
+		diff -u - err
+	[ ! -s out ]
+	[ ! -e o ]
+}
+
+@test "pipelines/table4 refuses a header-only layer file" {
+	mkdir -p hdr/collect
+	zcat "$FIX/pipelines/collect/dense.tsv.gz" | head -1 | gzip >hdr/collect/dense.tsv.gz
+	PN_SAMPLES=$T/hdr LAYERS=dense run_io "$PN_ROOT/pipelines/table4" o
+	[ "$status" -eq 1 ]
+	echo "pn-featurize: $T/hdr/collect/dense.tsv.gz: no data rows" | diff -u - err
+	[ ! -e o/table4.tsv ]
+}
+
+@test "pipelines/table4 refuses a ROWS that is not a number" {
+	ROWS=many run_io "$PN_ROOT/pipelines/table4" o
+	[ "$status" -eq 1 ]
+	echo "table4: ROWS must be a whole number, not 'many'" | diff -u - err
+}
+
+@test "pipelines/unseen-gpu succeeds on the small samples and writes its three files" {
+	[ "$(cat "$D/unseen.rc")" -eq 0 ]
+	[ -s "$D/unseen/unseen.tsv" ]
+	[ -s "$D/unseen/unseen.md" ]
+	if command -v gnuplot >/dev/null; then is_png "$D/unseen/unseen.png"; fi
+}
+
+@test "pipelines/unseen-gpu prints unseen.md" {
+	diff -u "$D/unseen/unseen.md" "$D/unseen.out"
+}
+
+@test "pipelines/unseen-gpu has one row per op type, unseen GPU and predictor" {
+	for l in $LAYERS_ALL; do
+		devs="L4 A100-PCIE-80GB"
+		[ "$l" != conv2d ] || devs=A100-PCIE-80GB
+		for d in $devs; do
+			printf '%s\t%s\troofline\t-\n' "$l" "$d"
+			for f in mlp xgb; do for s in baseline cocmct; do
+				printf '%s\t%s\t%s\t%s\n' "$l" "$d" "$f" "$s"
+			done; done
+		done
+	done | sort >expected
+	columns "$D/unseen/unseen.tsv" layer device family features | sort >actual
+	diff -u expected actual
+}
+
+@test "pipelines/unseen-gpu tests on L4 and A100-PCIE-80GB rows only, all of them" {
+	# the fixtures hold 30 rows of each, and 10 V100 rows to be left out
+	columns "$D/unseen/unseen.tsv" layer device test n | sort -u >actual
+	for l in bmm dense elementwise layernorm softmax; do
+		printf '%s\tA100-PCIE-80GB\ttest\t30\n%s\tL4\ttest\t30\n' "$l" "$l"
+	done >expected
+	printf 'conv2d\tA100-PCIE-80GB\theld-out\t50\n' >>expected
+	sort expected | diff -u - actual
+}
+
+@test "pipelines/unseen-gpu reports finite errors" {
+	finite "$D/unseen/unseen.tsv" rows n beyond rmse mae mape mdape
+}
+
+@test "pipelines/unseen-gpu says that conv2d is reported on a held-out training GPU" {
+	grep -q '^\* no test file for conv2d: reported on A100-PCIE-80GB instead, held out of its collect file' "$D/unseen/unseen.md"
+	grep -q '^| conv2d | A100-PCIE-80GB (held out) | 50 | ' "$D/unseen/unseen.md"
+}
+
+@test "pipelines/unseen-gpu refuses an empty input directory" {
+	mkdir empty
+	PN_SAMPLES=$T/empty run_io "$PN_ROOT/pipelines/unseen-gpu" o
+	[ "$status" -eq 1 ]
+	echo "unseen-gpu: no $T/empty/collect/dense.tsv.gz: PN_SAMPLES must hold collect/<layer>.tsv.gz for every layer of '$LAYERS_ALL'" |
+		diff -u - err
+	[ ! -s out ]
+	[ ! -e o ]
+}
+
+@test "pipelines/unseen-gpu refuses a test file without rows of the unseen GPUs" {
+	mkdir -p old/collect old/test
+	cp "$FIX/pipelines/collect/dense.tsv.gz" old/collect/
+	zcat "$FIX/pipelines/test/dense.tsv.gz" |
+		awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "device") c = i; print; next }
+			$c == "V100-PCIE-32GB"' | gzip >old/test/dense.tsv.gz
+	PN_SAMPLES=$T/old LAYERS=dense run_io "$PN_ROOT/pipelines/unseen-gpu" o
+	[ "$status" -eq 1 ]
+	echo "unseen-gpu: dense: no rows of an unseen GPU (L4,A100-PCIE-80GB in $T/old/test/dense.tsv.gz)" | diff -u - err
+	[ ! -e o/unseen.tsv ]
+}
+
+@test "make table4 and make unseen-gpu run the pipelines" {
+	run make -n -C "$PN_ROOT" table4 unseen-gpu
+	[ "$status" -eq 0 ]
+	[[ $output == *pipelines/table4* ]]
+	[[ $output == *pipelines/unseen-gpu* ]]
+}
