@@ -154,13 +154,20 @@ run: all
 	pipelines/predict
 
 # The paper's Tables 4 and 5, and Figures 2 and 3 (see pipelines/table4,
-# pipelines/unseen-gpu): minutes on 2 cores.
-.PHONY: table4 unseen-gpu
+# pipelines/unseen-gpu), pn's ablation on unseen GPUs (pipelines/ablation)
+# and the whole-model validation (pipelines/e2e): minutes each on 2 cores.
+.PHONY: table4 unseen-gpu ablation e2e
 table4: all
 	pipelines/table4
 
 unseen-gpu: all
 	pipelines/unseen-gpu
+
+ablation: all
+	pipelines/ablation
+
+e2e: all
+	pipelines/e2e
 
 deps:
 	.ci/deps

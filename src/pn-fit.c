@@ -23,10 +23,15 @@ static const char usage[] =
 "  -f, --family NAME     lr, rf, gbdt, xgb or mlp (default rf)\n"
 "      --auto            fit every family, keep the one with the lowest\n"
 "                        validation RMSE per layer type (needs --val)\n"
-"  -F, --features SET    a named set (baseline, co, cocm, cocmct, phys) or a\n"
-"                        comma list of columns (default cocmct)\n"
+"  -F, --features SET    a named set (baseline, co, cocm, cocmct, phys, rel)\n"
+"                        or a comma list of columns (default cocmct)\n"
 "  -t, --target COL      the column to predict (default time_ms)\n"
 "  -l, --log-target      fit ln(target); predictions are exponentiated\n"
+"  -r, --relative[=COL]  fit ln(target / COL), COL a column of the row\n"
+"                        (default roofline_ms): the model learns how far\n"
+"                        from its roofline an op runs, and predictions are\n"
+"                        COL times exp(model)\n"
+"  -L, --log-features    take every non-negative numeric feature as ln(x)\n"
 "  -v, --val FILE        validation rows: early stopping (gbdt, xgb, mlp) and\n"
 "                        the --auto comparison\n"
 "  -p, --param NAME=VALUE  a family hyper-parameter (repeatable)\n"
@@ -42,8 +47,12 @@ static const char usage[] =
 "gpu_sms gpu_cores gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb\n"
 "gpu_fp32_gflops; co = baseline + co; cocm = co + cm_weights cm_in cm_out\n"
 "cm_total; cocmct = cocm + ct_ms; phys = cocmct + flops traffic ai compute_ms\n"
-"memory_ms roofline_ms tiles waves wave_eff.  A column with a value that is\n"
-"not a number is categorical: one 0/1 feature per value seen.\n"
+"memory_ms roofline_ms tiles waves wave_eff; rel = the dimension and\n"
+"configuration columns + flops traffic ai compute_ms memory_ms roofline_ms\n"
+"tiles waves wave_eff, and no spec-sheet column: the device enters only\n"
+"through its roofline and waves (meant for --relative, on unseen GPUs).\n"
+"A column with a value that is not a number is categorical: one 0/1\n"
+"feature per value seen.\n"
 "Families and their parameters: see pn-fit(1).\n";
 
 enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_VERSION };
@@ -54,6 +63,8 @@ static const struct option longopts[] = {
 	{"features", required_argument, NULL, 'F'},
 	{"target", required_argument, NULL, 't'},
 	{"log-target", no_argument, NULL, 'l'},
+	{"relative", optional_argument, NULL, 'r'},
+	{"log-features", no_argument, NULL, 'L'},
 	{"val", required_argument, NULL, 'v'},
 	{"param", required_argument, NULL, 'p'},
 	{"seed", required_argument, NULL, 's'},
@@ -297,8 +308,9 @@ static const char *const set_phys[] = {
 };
 
 static const char *const set_names[] = {
-	"baseline", "co", "cocm", "cocmct", "phys", NULL
+	"baseline", "co", "cocm", "cocmct", "phys", "rel", NULL
 };
+enum { SET_REL = 5 };
 
 static int named_set(const char *s)
 {
@@ -376,12 +388,17 @@ static void named_columns(const table *t, const size_t *rows, size_t n,
 		if (c >= 0 && !all_na(t, rows, n, c))
 			fspec_add(fs, cat_config[i], 1, 1);
 	}
-	for (int i = 0; hw_cols[i]; i++)
-		fspec_add(fs, hw_cols[i], 0, 1);
-	const char *const *more[] = {set_co, set_cm, set_ct, set_phys};
-	for (int k = 0; k < set; k++)
-		for (const char *const *c = more[k]; *c; c++)
+	if (set == SET_REL) {
+		for (const char *const *c = set_phys; *c; c++)
 			fspec_add(fs, *c, 0, 1);
+	} else {
+		for (int i = 0; hw_cols[i]; i++)
+			fspec_add(fs, hw_cols[i], 0, 1);
+		const char *const *more[] = {set_co, set_cm, set_ct, set_phys};
+		for (int k = 0; k < set; k++)
+			for (const char *const *c = more[k]; *c; c++)
+				fspec_add(fs, *c, 0, 1);
+	}
 	for (int i = 0; i < fs->n; i++)
 		table_col(t, fs->c[i].name);
 }
@@ -474,21 +491,66 @@ static void encode(const table *t, const size_t *rows, size_t n,
 
 /* ---- the target ------------------------------------------------------------ */
 
+/* y = the target column col, or its log (log_target), or the log of its
+ * ratio to column base (base >= 0, --relative). */
 static void target(const table *t, const size_t *rows, size_t n, int col,
-		   int log_target, double *y)
+		   int log_target, int base, double *y)
 {
 	for (size_t i = 0; i < n; i++) {
 		double v = cell_num(t, rows[i], col);
-		if (log_target) {
+		if (log_target || base >= 0) {
 			if (!(v > 0))
 				pn_die_at(PN_EXIT_DATA, t->path,
 					  t->line[rows[i]], "column '%s': "
-					  "'%s' is not positive (--log-target)",
-					  t->names[col], cell(t, rows[i], col));
+					  "'%s' is not positive (%s)",
+					  t->names[col], cell(t, rows[i], col),
+					  base >= 0 ? "--relative" :
+					  "--log-target");
 			v = log(v);
+		}
+		if (base >= 0) {
+			double b = cell_num(t, rows[i], base);
+			if (!(b > 0))
+				pn_die_at(PN_EXIT_DATA, t->path,
+					  t->line[rows[i]], "column '%s': "
+					  "'%s' is not positive (the base of "
+					  "--relative)", t->names[base],
+					  cell(t, rows[i], base));
+			v -= log(b);
 		}
 		y[i] = v;
 	}
+}
+
+/* --log-features: for each numeric feature whose training values are all
+ * >= 0, the floor of ln(max(x, floor)) (the smallest positive value, or 1
+ * when none is), else 0 (kept linear).  x is n x p; cat marks 0/1
+ * indicators. */
+static void log_floors(const double *x, size_t n, size_t p, const int *cat,
+		       double *floor)
+{
+	for (size_t j = 0; j < p; j++) {
+		double lo = INFINITY, pos = INFINITY;
+		for (size_t i = 0; i < n; i++) {
+			double v = x[i * p + j];
+			if (v < lo)
+				lo = v;
+			if (v > 0 && v < pos)
+				pos = v;
+		}
+		floor[j] = cat[j] || !(lo >= 0) ? 0 : isfinite(pos) ? pos : 1;
+	}
+}
+
+/* x[:, j] = ln(max(x, floor[j])) where floor[j] > 0. */
+static void log_apply(double *x, size_t n, size_t p, const double *floor)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < p; j++)
+			if (floor[j] > 0) {
+				double v = x[i * p + j];
+				x[i * p + j] = log(v > floor[j] ? v : floor[j]);
+			}
 }
 
 /* ---- progress on a terminal -------------------------------------------------- */
@@ -564,6 +626,8 @@ typedef struct {
 	int set;                /* named set, or -1 for a list */
 	const char *target;
 	int log;
+	const char *base;       /* --relative: the base column, or NULL */
+	int logfeat;            /* --log-features */
 	uint64_t seed;
 	int autofit;
 	const pn_family *family;
@@ -636,13 +700,14 @@ static pn_model *fit_family(fitctx *cx, const pn_family *fam,
 			    const char *layer, const fspec *fs, size_t p,
 			    const double *xraw, const double *y, size_t n,
 			    const double *vraw, const double *vy, size_t nv,
-			    double *val_rmse, char *err)
+			    const double *floor, double *val_rmse, char *err)
 {
 	pn_model *m = fitting.m = pn_xcalloc(1, sizeof *m);
 	m->family = fam;
 	m->layer = pn_xstrdup(layer);
 	m->target = pn_xstrdup(cx->target);
-	m->log = cx->log;
+	m->log = cx->log || cx->base;
+	m->base = cx->base ? pn_xstrdup(cx->base) : NULL;
 	m->p = p;
 	m->feat = pn_xcalloc(p, sizeof *m->feat);
 	size_t j = 0;
@@ -661,6 +726,11 @@ static pn_model *fit_family(fitctx *cx, const pn_family *fam,
 			m->feat[j++].cat = 1;
 		}
 	}
+	for (j = 0; j < p; j++)
+		if (floor && floor[j] > 0) {
+			m->feat[j].log = 1;
+			m->feat[j].floor = floor[j];
+		}
 	scaling(xraw, n, p, fs, fam->wants_scaling, m->feat);
 	double *x = fitting.x = apply_scaling(xraw, n, p, m->feat);
 	double *vx = fitting.vx = nv ? apply_scaling(vraw, nv, p, m->feat)
@@ -748,7 +818,7 @@ static char *fmt_num(double v)
 static struct {
 	size_t *rows, *vrows;
 	fspec fs;
-	double *x, *y, *vx, *vy;
+	double *x, *y, *vx, *vy, *floor;
 	pn_model *best;
 	char **autoline;
 	int nauto;
@@ -785,7 +855,21 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 	cur.x = pn_xmalloc(n * p * sizeof *cur.x);
 	cur.y = pn_xmalloc(n * sizeof *cur.y);
 	encode(t, cur.rows, n, fs, p, cur.x);
-	target(t, cur.rows, n, table_col(t, cx->target), cx->log, cur.y);
+	int base = cx->base ? table_col(t, cx->base) : -1;
+	target(t, cur.rows, n, table_col(t, cx->target), cx->log, base,
+	       cur.y);
+	if (cx->logfeat) {
+		int *cat = pn_xcalloc(p, sizeof *cat);
+		size_t j = 0;
+		for (int k = 0; k < fs->n; k++)
+			for (int q = 0; q < (fs->c[k].cat ? fs->c[k].val.n : 1);
+			     q++)
+				cat[j++] = fs->c[k].cat;
+		cur.floor = pn_xmalloc(p * sizeof *cur.floor);
+		log_floors(cur.x, n, p, cat, cur.floor);
+		log_apply(cur.x, n, p, cur.floor);
+		free(cat);
+	}
 
 	size_t nv = 0;
 	if (cx->val) {
@@ -799,7 +883,10 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 			encode(cx->val, cur.vrows, nv, fs, p, cur.vx);
 			target(cx->val, cur.vrows, nv,
 			       table_col(cx->val, cx->target), cx->log,
+			       cx->base ? table_col(cx->val, cx->base) : -1,
 			       cur.vy);
+			if (cur.floor)
+				log_apply(cur.vx, nv, p, cur.floor);
 		} else if (cx->autofit) {
 			pn_die_at(PN_EXIT_DATA, cx->val->path, 0, "no "
 				  "validation rows of layer '%s'", layer);
@@ -815,8 +902,8 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 		char err[256];
 		double vr;
 		pn_model *m = fit_family(cx, fams[k], layer, fs, p, cur.x,
-					 cur.y, n, cur.vx, cur.vy, nv, &vr,
-					 err);
+					 cur.y, n, cur.vx, cur.vy, nv,
+					 cur.floor, &vr, err);
 		cur.autoline = pn_xrealloc(cur.autoline, (size_t)(cur.nauto +
 					   1) * sizeof *cur.autoline);
 		if (!m) {
@@ -871,6 +958,7 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 	if (nv) {
 		char *v = fmt_num(chosen);
 		pn_model_add_info(best, "val rows %zu rmse %s%s", nv, v,
+				  cx->base ? " (log ratio scale)" :
 				  cx->log ? " (log scale)" : "");
 		free(v);
 	}
@@ -885,6 +973,7 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 	free(cur.y);
 	free(cur.vx);
 	free(cur.vy);
+	free(cur.floor);
 	free(cur.vrows);
 	free(cur.rows);
 	fspec_free(fs);
@@ -898,11 +987,12 @@ int main(int argc, char **argv)
 	pn_stdout_init();
 	const char *family = "rf", *features = "cocmct", *tgt = "time_ms";
 	const char *valpath = NULL, *output = NULL;
-	int log_target = 0, autofit = 0, by_layer = 1, c;
+	const char *base = NULL;
+	int log_target = 0, logfeat = 0, autofit = 0, by_layer = 1, c;
 	uint64_t seed = 1;
 	static pn_params par;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-fit: " */
-	while ((c = getopt_long(argc, argv, "f:F:t:lv:p:s:o:h", longopts,
+	while ((c = getopt_long(argc, argv, "f:F:t:lr::Lv:p:s:o:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f': family = optarg; break;
@@ -910,6 +1000,8 @@ int main(int argc, char **argv)
 		case 'F': features = optarg; break;
 		case 't': tgt = optarg; break;
 		case 'l': log_target = 1; break;
+		case 'r': base = optarg ? optarg : "roofline_ms"; break;
+		case 'L': logfeat = 1; break;
 		case 'v': valpath = optarg; break;
 		case 'p': add_param(&par, optarg); break;
 		case 's': seed = parse_seed(optarg); break;
@@ -938,6 +1030,13 @@ int main(int argc, char **argv)
 		pn_usage_error("--features needs a set or columns");
 	if (!*tgt || strpbrk(tgt, " \t"))
 		pn_usage_error("invalid --target '%s'", tgt);
+	if (base && (!*base || strpbrk(base, " \t")))
+		pn_usage_error("invalid --relative '%s'", base);
+	if (base && log_target)
+		pn_usage_error("--relative and --log-target exclude each other "
+			       "(--relative fits a log already)");
+	if (base && strcmp(base, tgt) == 0)
+		pn_usage_error("--relative '%s' is the target itself", base);
 	int set = named_set(features);
 	if (set < 0 && (strpbrk(features, " \t") || strstr(features, ",,") ||
 			features[0] == ',' ||
@@ -947,6 +1046,8 @@ int main(int argc, char **argv)
 	table *t = table_read(optind < argc ? argv[optind] : "-");
 	table *v = valpath ? table_read(valpath) : NULL;
 	table_col(t, tgt);
+	if (base)
+		table_col(t, base);
 	show_progress = isatty(2);
 
 	/* the groups: layer values in sorted order, or one for all rows */
@@ -973,7 +1074,8 @@ int main(int argc, char **argv)
 	int ever[64] = {0};
 	fitctx cx = {
 		.t = t, .val = v, .features = features, .set = set,
-		.target = tgt, .log = log_target, .seed = seed,
+		.target = tgt, .log = log_target, .base = base,
+		.logfeat = logfeat, .seed = seed,
 		.autofit = autofit, .family = fam, .par = &par,
 		.ever_used = ever, .by_layer = lcol >= 0,
 	};

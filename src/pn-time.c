@@ -34,7 +34,8 @@ static const char usage[] =
 "      --warm             keep them (cpu default)\n"
 "      --rep-ms MS        warm: repeat a step within one repetition until\n"
 "                         it lasts MS milliseconds (default 1)\n"
-"      --clock NAME       cpu: wall (the default) or cpu, the CPU time of\n"
+"      --clock NAME       cpu: auto (the default: cpu with one thread, else\n"
+"                         wall), wall, or cpu, the CPU time of\n"
 "                         the timing thread, which does not count the time\n"
 "                         other processes take the core (--threads 1 only)\n"
 "  -c, --check            compare every layer with a reference before\n"
@@ -366,7 +367,7 @@ int main(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	const char *backend = "cpu", *device = NULL, *specs = NULL, *out = NULL;
-	pn_bk_opts bo = {1, -1, 1, 0, 0};
+	pn_bk_opts bo = {1, -1, 1, 0, -1};
 	int cpuspec = 0, remeasure = 0, c;
 	pn_init("pn-time");
 	pn_stdout_init();
@@ -394,13 +395,15 @@ int main(int argc, char **argv)
 			break;
 		}
 		case O_CLOCK:
-			if (strcmp(optarg, "wall") == 0)
+			if (strcmp(optarg, "auto") == 0)
+				bo.cpu_clock = -1;
+			else if (strcmp(optarg, "wall") == 0)
 				bo.cpu_clock = 0;
 			else if (strcmp(optarg, "cpu") == 0)
 				bo.cpu_clock = 1;
 			else
 				pn_usage_error("--clock: unknown clock '%s' (one of: "
-					       "wall, cpu)", optarg);
+					       "auto, wall, cpu)", optarg);
 			break;
 		case 'c': o.check = 1; break;
 		case 'd': device = optarg; break;
@@ -429,10 +432,13 @@ int main(int argc, char **argv)
 		pn_usage_error("--backend: unknown backend '%s' (one of: cpu, "
 			       "cuda)", backend);
 	}
+	if (bo.cpu_clock == 1 && (bo.threads > 1 || b != pn_cpu_backend()))
+		pn_usage_error("--clock cpu needs --backend cpu and --threads 1");
+	/* by default the steadier clock wherever it applies */
+	if (bo.cpu_clock < 0)
+		bo.cpu_clock = bo.threads == 1 && b == pn_cpu_backend();
 	/* OpenMP threads that spin while they wait slow everything down when
 	 * another process has a core: make them sleep (read at start-up) */
-	if (bo.cpu_clock && (bo.threads > 1 || b != pn_cpu_backend()))
-		pn_usage_error("--clock cpu needs --backend cpu and --threads 1");
 	if (bo.threads > 1 && !getenv("OMP_WAIT_POLICY")) {
 		setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
 		execv("/proc/self/exe", argv0);

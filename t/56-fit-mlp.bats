@@ -1,19 +1,15 @@
 #!/usr/bin/env bats
 # pn-fit -f mlp: the PreNeT multilayer perceptron (src/lib/fam_mlp.c).
 # Fixtures: t/fixtures/fit-mlp (see its README): y = 2 + sin(x1) + 0.5 x2^2
-# + 0.3 x3 on [-2, 2]^3, whose sd over test.tsv is 0.96.
+# + 0.3 x3 on [-2, 2]^3, whose sd over test.tsv is 0.96; and the featurized
+# rows of t/fixtures/fit with the shared checks of t/fit_helper.bash.
 
 load test_helper
+load fit_helper
 
 setup() {
-	T="$BATS_TEST_TMPDIR"
+	fit_setup
 	M="$FIX/fit-mlp"
-	cd "$T"
-}
-
-# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
-run_io() {
-	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
 }
 
 # fit OUT ARGS...: pn-fit -f mlp on x1..x3, one model for all rows.
@@ -38,6 +34,15 @@ body() { sed -n '/^body$/,$p' "$1"; }
 	[ ! -s err ]
 	[ "$(awk -F'\t' 'NR == 2 { print ($2 < 0.1) }' metrics)" = 1 ]
 	[ "$(awk -F'\t' 'NR == 2 { print $1 }' metrics)" = 200 ]
+}
+
+@test "pn-fit -f mlp writes a model that pn-eval reads back and predicts" {
+	family_roundtrip mlp -p epochs=5
+}
+
+# 80 rows per layer type: the network does worse than the trees here
+@test "pn-fit -f mlp predicts the featurized test rows within 25% MAPE" {
+	family_accuracy mlp 25
 }
 
 @test "pn-fit -f mlp model predicts after reloading what it predicted when fitted" {
@@ -102,6 +107,14 @@ body() { sed -n '/^body$/,$p' "$1"; }
 	for j in $(seq 1 "$k"); do
 		awk -v a="${rmse[j]}" -v b="${rmse[best]}" 'BEGIN { exit !(a >= b) }'
 	done
+}
+
+@test "pn-fit -f mlp model cut anywhere never loads in pn-eval" {
+	family_truncated mlp -p hidden=4-4 -p epochs=1
+}
+
+@test "pn-fit -f mlp model names the feature column that pn-eval rows lack" {
+	family_missing_feature mlp -p epochs=1
 }
 
 @test "pn-fit -f mlp model cut after a whole line is a clear error in pn-eval" {

@@ -2,19 +2,15 @@
 # pn-fit -f xgb: gradient boosting and random forests through XGBoost's C
 # API (src/lib/fam_xgb.c).  The rows are those of the mlp tests,
 # t/fixtures/fit-mlp (see its README): y = 2 + sin(x1) + 0.5 x2^2 + 0.3 x3
-# on [-2, 2]^3, whose sd over test.tsv is 0.96.
+# on [-2, 2]^3, whose sd over test.tsv is 0.96; and the featurized rows of
+# t/fixtures/fit with the shared checks of t/fit_helper.bash.
 
 load test_helper
+load fit_helper
 
 setup() {
-	T="$BATS_TEST_TMPDIR"
+	fit_setup
 	M="$FIX/fit-mlp"
-	cd "$T"
-}
-
-# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
-run_io() {
-	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
 }
 
 # fit OUT ARGS...: pn-fit -f xgb on x1..x3, one model for all rows.
@@ -45,6 +41,18 @@ body() { sed -n '/^body$/,$p' "$1"; }
 	[ "$status" -eq 0 ]
 	[ ! -s err ]
 	rmse_below a.model 0.2
+}
+
+@test "pn-fit -f xgb writes a model that pn-eval reads back and predicts" {
+	family_roundtrip xgb -p rounds=5
+}
+
+@test "pn-fit -f xgb predicts the featurized test rows within 15% MAPE" {
+	family_accuracy xgb 15
+}
+
+@test "pn-fit -f xgb -p mode=rf predicts the featurized test rows within 15% MAPE" {
+	family_accuracy xgb 15 -p mode=rf
 }
 
 @test "pn-fit -f xgb writes the booster as base64 lines of 76 characters with its length" {
@@ -98,6 +106,14 @@ body() { sed -n '/^body$/,$p' "$1"; }
 	for j in $(seq 1 "$k"); do
 		awk -v a="${rmse[j]}" -v b="${rmse[best]}" 'BEGIN { exit !(a >= b) }'
 	done
+}
+
+@test "pn-fit -f xgb model cut anywhere never loads in pn-eval" {
+	family_truncated xgb -p rounds=5
+}
+
+@test "pn-fit -f xgb model names the feature column that pn-eval rows lack" {
+	family_missing_feature xgb -p rounds=5
 }
 
 @test "pn-fit -f xgb model cut after a whole line is a clear error in pn-eval" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# pipelines/table4 and pipelines/unseen-gpu on the small inputs of
+# pipelines/table4, pipelines/unseen-gpu and pipelines/ablation on the small inputs of
 # t/fixtures/pipelines (see its README): each runs once, in setup_file,
 # with its stdout, stderr and exit status kept for the tests below.
 
@@ -16,6 +16,10 @@ setup_file() {
 	PN_SAMPLES="$FIX/pipelines" ROWS=150 EPOCHS=20 \
 		"$PN_ROOT/pipelines/unseen-gpu" "$d/unseen" >"$d/unseen.out" 2>"$d/unseen.err" &&
 		echo 0 >"$d/unseen.rc" || echo $? >"$d/unseen.rc"
+	PN_SAMPLES="$FIX/pipelines" ROWS=120 EPOCHS=5 LAYERS="dense conv2d" \
+		VARIANTS="roofline prenet-xgb rel-xgb rel-mlp" \
+		"$PN_ROOT/pipelines/ablation" "$d/ablation" >"$d/ablation.out" 2>"$d/ablation.err" &&
+		echo 0 >"$d/ablation.rc" || echo $? >"$d/ablation.rc"
 }
 
 setup() {
@@ -99,7 +103,7 @@ is_png() {
 	mkdir empty
 	PN_SAMPLES=$T/empty run_io "$PN_ROOT/pipelines/table4" o
 	[ "$status" -eq 1 ]
-	echo "table4: no $T/empty/collect/dense.tsv.gz: PN_SAMPLES must hold collect/<layer>.tsv.gz for every layer of '$LAYERS_ALL'" |
+	echo "table4: no $T/empty/collect/dense.tsv.gz: PN_SAMPLES must hold collect/<layer>.tsv.gz or <layer>.tsv.gz for every layer of '$LAYERS_ALL'" |
 		diff -u - err
 	[ ! -s out ]
 	[ ! -e o ]
@@ -137,7 +141,7 @@ is_png() {
 		[ "$l" != conv2d ] || devs=A100-PCIE-80GB
 		for d in $devs; do
 			printf '%s\t%s\troofline\t-\n' "$l" "$d"
-			for f in mlp xgb; do for s in baseline cocmct; do
+			for f in mlp xgb; do for s in baseline cocmct rel; do
 				printf '%s\t%s\t%s\t%s\n' "$l" "$d" "$f" "$s"
 			done; done
 		done
@@ -192,4 +196,40 @@ is_png() {
 	[ "$status" -eq 0 ]
 	[[ $output == *pipelines/table4* ]]
 	[[ $output == *pipelines/unseen-gpu* ]]
+}
+
+@test "pipelines/ablation succeeds on the small samples and writes its three files" {
+	[ "$(cat "$D/ablation.rc")" -eq 0 ] || cat "$D/ablation.err"
+	[ -s "$D/ablation/ablation.tsv" ]
+	diff -u "$D/ablation/ablation.md" "$D/ablation.out"
+	if command -v gnuplot >/dev/null; then is_png "$D/ablation/ablation.png"; fi
+}
+
+@test "pipelines/ablation judges every variant on each training GPU left out and on the unseen GPUs" {
+	for v in roofline prenet-xgb rel-xgb rel-mlp; do
+		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB A100-PCIE-40GB; do
+			printf 'dense\t%s\tlogo\t%s\n' "$v" "$g"
+		done
+		printf 'dense\t%s\tunseen\t%s\n' "$v" L4 "$v" A100-PCIE-80GB
+		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB; do
+			printf 'conv2d\t%s\tlogo\t%s\n' "$v" "$g"
+		done
+		printf 'conv2d\t%s\tunseen\tA100-PCIE-80GB\n' "$v"
+	done | sort >expected
+	columns "$D/ablation/ablation.tsv" layer variant eval device | sort >actual
+	diff -u expected actual
+	finite "$D/ablation/ablation.tsv" n mape mdape
+}
+
+@test "pipelines/ablation chooses per op type the variant with the lowest LOGO mean" {
+	want=$(awk -F'\t' 'NR > 1 && $1 == "dense" && $3 == "logo" { s[$2] += $6; n[$2]++ }
+		END { for (v in s) { m = s[v] / n[v]; if (b == "" || m < bm) { b = v; bm = m } }; print b }' "$D/ablation/ablation.tsv")
+	grep -q "^| dense | $want | " <(sed -n '/^## Chosen/,/^## Mean/p' "$D/ablation/ablation.md")
+}
+
+@test "pipelines/ablation refuses an unknown variant" {
+	VARIANTS="roofline magic" run_io "$PN_ROOT/pipelines/ablation" o
+	[ "$status" -eq 1 ]
+	grep -q "^ablation: unknown variant 'magic'" err
+	[ ! -e o/ablation.tsv ]
 }

@@ -1,28 +1,19 @@
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "csv.h"
 #include "err.h"
+#include "input.h"
 
-#define CHUNK (256 * 1024)
 #ifndef PN_CSV_BUF      /* first size of the text buffer, which grows to */
 #define PN_CSV_BUF (1 << 20)    /* hold the longest record */
 #endif
 
 struct pn_csv {
 	char *path;
-	int fd;
-	int eof;                /* no more raw input */
-	int gz;                 /* input is gzip */
-	z_stream zs;
-	unsigned char *zin;     /* compressed input buffer */
-	int zend;               /* inflate reached end of a member */
+	pn_input *in;           /* bytes, gzip already inflated */
 
 	char *buf;              /* decoded text; the record being parsed */
 	size_t cap, pos, end;   /* starts at pos, [pos, end) not yet consumed */
@@ -36,75 +27,6 @@ struct pn_csv {
 	long next;              /* line where the next record starts */
 };
 
-static ssize_t read_full(int fd, void *p, size_t n)
-{
-	ssize_t r;
-	do
-		r = read(fd, p, n);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-static size_t fill_raw(pn_csv *c)
-{
-	if (c->eof)
-		return 0;
-	ssize_t r = read_full(c->fd, c->buf + c->end, c->cap - c->end);
-	if (r < 0)
-		pn_die_at(PN_EXIT_DATA, c->path, 0, "read error: %s",
-			  strerror(errno));
-	if (r == 0)
-		c->eof = 1;
-	c->end += (size_t)r;
-	return (size_t)r;
-}
-
-static size_t fill_gz(pn_csv *c)
-{
-	z_stream *z = &c->zs;
-	size_t before = c->end;
-	while (c->end == before) {
-		if (z->avail_in == 0) {
-			if (c->eof)
-				break;
-			ssize_t r = read_full(c->fd, c->zin, CHUNK);
-			if (r < 0)
-				pn_die_at(PN_EXIT_DATA, c->path, 0,
-					  "read error: %s", strerror(errno));
-			if (r == 0) {
-				c->eof = 1;
-				break;
-			}
-			z->next_in = c->zin;
-			z->avail_in = (uInt)r;
-		}
-		if (c->zend) {
-			/* another gzip member follows (cat a.gz b.gz) */
-			if (inflateReset(z) != Z_OK)
-				PN_BUG("inflateReset");
-			c->zend = 0;
-		}
-		z->next_out = (unsigned char *)c->buf + c->end;
-		z->avail_out = (uInt)(c->cap - c->end);
-		int rc = inflate(z, Z_NO_FLUSH);
-		c->end = c->cap - z->avail_out;
-		if (rc == Z_STREAM_END)
-			c->zend = 1;
-		else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
-			pn_die_at(PN_EXIT_DATA, c->path, 0,
-				  "corrupt gzip input: %s",
-				  z->msg ? z->msg : "bad data");
-		else if (rc == Z_MEM_ERROR)
-			pn_die(PN_EXIT_DATA, "out of memory");
-		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			pn_die_at(PN_EXIT_DATA, c->path, 0, "gzip error %d",
-				  rc);
-	}
-	if (c->end == before && c->eof && !c->zend)
-		pn_die_at(PN_EXIT_DATA, c->path, 0, "truncated gzip input");
-	return c->end - before;
-}
-
 /* Move the unconsumed text to the front, grow if full, decode more. */
 static size_t fill(pn_csv *c)
 {
@@ -117,7 +39,9 @@ static size_t fill(pn_csv *c)
 		c->cap *= 2;
 		c->buf = pn_xrealloc(c->buf, c->cap + 1);
 	}
-	return c->gz ? fill_gz(c) : fill_raw(c);
+	size_t n = pn_input_read(c->in, c->buf + c->end, c->cap - c->end);
+	c->end += n;
+	return n;
 }
 
 /* Is byte pos + i of the record available?  Offsets from pos survive fill. */
@@ -231,33 +155,12 @@ static int parse(pn_csv *c, int grow)
 pn_csv *pn_csv_open(const char *path)
 {
 	pn_csv *c = pn_xcalloc(1, sizeof *c);
-	if (!path || strcmp(path, "-") == 0) {
-		c->path = pn_xstrdup("-");
-		c->fd = 0;
-	} else {
-		c->path = pn_xstrdup(path);
-		c->fd = open(path, O_RDONLY);
-		if (c->fd < 0)
-			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-	}
+	c->in = pn_input_open(path);
+	c->path = pn_xstrdup(path ? path : "-");
 	c->cap = PN_CSV_BUF;
 	c->buf = pn_xmalloc(c->cap + 1);
 	c->next = 1;
 
-	/* Sniff the gzip magic from the first bytes. */
-	while (c->end < 2 && !c->eof)
-		fill_raw(c);
-	if (c->end >= 2 && (unsigned char)c->buf[0] == 0x1f &&
-	    (unsigned char)c->buf[1] == 0x8b) {
-		c->gz = 1;
-		c->zin = pn_xmalloc(c->cap > CHUNK ? c->cap : CHUNK);
-		memcpy(c->zin, c->buf, c->end);
-		if (inflateInit2(&c->zs, 15 + 32) != Z_OK)
-			pn_die(PN_EXIT_DATA, "out of memory");
-		c->zs.next_in = c->zin;
-		c->zs.avail_in = (uInt)c->end;
-		c->end = 0;
-	}
 	if (have(c, 2) && memcmp(c->buf + c->pos, "\xef\xbb\xbf", 3) == 0)
 		c->pos += 3;
 
@@ -282,17 +185,13 @@ void pn_csv_close(pn_csv *c)
 {
 	if (!c)
 		return;
-	if (c->gz)
-		inflateEnd(&c->zs);
-	if (c->fd > 0)
-		close(c->fd);
+	pn_input_close(c->in);
 	for (int i = 0; i < c->ncols; i++)
 		free(c->names[i]);
 	free(c->names);
 	free(c->off);
 	free(c->len);
 	free(c->f);
-	free(c->zin);
 	free(c->buf);
 	free(c->path);
 	free(c);

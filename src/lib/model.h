@@ -14,11 +14,14 @@
  *   family rf
  *   layer dense                      (or "*" for any)
  *   target time_ms
- *   transform log                    (none | log: y' = ln y)
+ *   transform log                    (none | log: y' = ln y |
+ *                                     logratio COL: y' = ln(y / COL), COL
+ *                                     a column of the row, e.g. the
+ *                                     roofline time)
  *   features 3
- *   feature batch num 0 1            (name, num|cat, mean, sd; cat: 0/1
- *   feature in_features num 0 1       indicator of "col=value")
- *   feature op=add cat 0 1
+ *   feature batch num 0 1            (name, num|cat|log, mean, sd; cat:
+ *   feature in_features log 4 1 1     0/1 indicator of "col=value"; log:
+ *   feature op=add cat 0 1            ln(max(x, floor)), floor the 5th)
  *   param trees 100                  (hyper-parameters, family-defined)
  *   info rows 5120                   (provenance: rows, devices, layers,
  *   info devices T4,V100              seed, features set, created by, and
@@ -28,7 +31,8 @@
  *   end
  *
  * Inputs are standardised (x - mean) / sd before the family sees them
- * (sd = 1, mean = 0 for families that do not want scaling).
+ * (sd = 1, mean = 0 for families that do not want scaling); a log feature
+ * is ln(max(x, floor)) before that.
  */
 #ifndef PN_MODEL_H
 #define PN_MODEL_H

@@ -24,16 +24,29 @@ void pn_model_write(FILE *f, const pn_model *m)
 {
 	check_word("layer", m->layer);
 	check_word("target", m->target);
-	fprintf(f, "pn-model %d\nfamily %s\nlayer %s\ntarget %s\n"
-		"transform %s\nfeatures %zu\n", MODEL_VERSION, m->family->name,
-		m->layer, m->target, m->log ? "log" : "none", m->p);
+	fprintf(f, "pn-model %d\nfamily %s\nlayer %s\ntarget %s\n",
+		MODEL_VERSION, m->family->name, m->layer, m->target);
+	if (m->base) {
+		check_word("base", m->base);
+		fprintf(f, "transform logratio %s\n", m->base);
+	} else {
+		fprintf(f, "transform %s\n", m->log ? "log" : "none");
+	}
+	fprintf(f, "features %zu\n", m->p);
 	for (size_t j = 0; j < m->p; j++) {
-		char mean[40], sd[40];
-		check_word("feature", m->feat[j].name);
-		pn_fmt_num(mean, m->feat[j].mean);
-		pn_fmt_num(sd, m->feat[j].sd);
-		fprintf(f, "feature %s %s %s %s\n", m->feat[j].name,
-			m->feat[j].cat ? "cat" : "num", mean, sd);
+		const pn_feature *ft = &m->feat[j];
+		char mean[40], sd[40], fl[40];
+		check_word("feature", ft->name);
+		pn_fmt_num(mean, ft->mean);
+		pn_fmt_num(sd, ft->sd);
+		if (ft->log) {
+			pn_fmt_num(fl, ft->floor);
+			fprintf(f, "feature %s log %s %s %s\n", ft->name, mean,
+				sd, fl);
+		} else {
+			fprintf(f, "feature %s %s %s %s\n", ft->name,
+				ft->cat ? "cat" : "num", mean, sd);
+		}
 	}
 	for (int i = 0; i < m->nparam; i++) {
 		check_word("param", m->pname[i]);
@@ -92,6 +105,7 @@ void pn_model_free(pn_model *m)
 	free(m->info);
 	free(m->layer);
 	free(m->target);
+	free(m->base);
 	free(m);
 }
 
@@ -162,12 +176,21 @@ static pn_model *read_model(pn_mreader *r)
 	free(s);
 	m->layer = header_word(r, "layer");
 	m->target = header_word(r, "target");
-	s = header_word(r, "transform");
-	if (strcmp(s, "log") == 0)
-		m->log = 1;
-	else if (strcmp(s, "none") != 0)
-		pn_mread_die(r, "unknown transform '%.40s'", s);
-	free(s);
+	{
+		char *tok[4];
+		int n;
+		header_line(r, "transform", tok, 4, &n);
+		if (n == 3 && strcmp(tok[1], "logratio") == 0) {
+			m->log = 1;
+			m->base = pn_xstrdup(tok[2]);
+		} else if (n == 2 && strcmp(tok[1], "log") == 0) {
+			m->log = 1;
+		} else if (n != 2 || strcmp(tok[1], "none") != 0) {
+			pn_mread_die(r, "unknown transform '%.40s', want none, "
+				     "log or logratio COLUMN",
+				     n > 1 ? tok[1] : "");
+		}
+	}
 	s = header_word(r, "features");
 	double np = header_num(r, "features", s);
 	if (np < 1 || np > 1e6 || np != floor(np))
@@ -177,19 +200,30 @@ static pn_model *read_model(pn_mreader *r)
 	m->p = (size_t)np;
 	m->feat = pn_xcalloc(m->p, sizeof *m->feat);
 	for (size_t j = 0; j < m->p; j++) {
-		char *tok[6];
+		char *tok[7];
 		int n;
-		header_line(r, "feature", tok, 6, &n);
-		if (n != 5)
+		header_line(r, "feature", tok, 7, &n);
+		if (n < 3)
 			pn_mread_die(r, "'feature' needs name, kind, mean "
 				     "and sd");
 		pn_feature *f = &m->feat[j];
 		f->name = pn_xstrdup(tok[1]);
 		if (strcmp(tok[2], "cat") == 0)
 			f->cat = 1;
+		else if (strcmp(tok[2], "log") == 0)
+			f->log = 1;
 		else if (strcmp(tok[2], "num") != 0)
-			pn_mread_die(r, "feature kind '%.40s', want num or "
-				     "cat", tok[2]);
+			pn_mread_die(r, "feature kind '%.40s', want num, cat "
+				     "or log", tok[2]);
+		if (n != (f->log ? 6 : 5))
+			pn_mread_die(r, f->log ? "'feature ... log' needs "
+				     "name, kind, mean, sd and floor" :
+				     "'feature' needs name, kind, mean and sd");
+		if (f->log) {
+			f->floor = header_num(r, "floor", tok[5]);
+			if (!(f->floor > 0))
+				pn_mread_die(r, "floor must be positive");
+		}
 		if (f->cat && (!strchr(f->name, '=') || f->name[0] == '='))
 			pn_mread_die(r, "categorical feature '%.40s' is not "
 				     "column=value", f->name);
@@ -322,7 +356,9 @@ typedef struct {
 	const char **catval;    /* the value a cat feature indicates */
 	size_t *catlen;
 	char *missing;          /* why rows of this model cannot be predicted */
+	int basecol;            /* logratio: the base column */
 	double *x;              /* queued rows, p each */
+	double *base;           /* logratio: each queued row's base */
 	double *y;
 	size_t cnt, cap;
 } slot;
@@ -339,6 +375,43 @@ struct pn_predictor {
 	char err[512];
 };
 
+/* The base column of a logratio model: its index in *col, or the message
+ * that it is missing. */
+static char *find_base(const pn_model *m, int ncols,
+		       const char *const *colnames, int *col)
+{
+	for (int c = 0; c < ncols; c++)
+		if (strcmp(colnames[c], m->base) == 0) {
+			*col = c;
+			return NULL;
+		}
+	char buf[512];
+	if (strcmp(m->layer, "*") == 0)
+		snprintf(buf, sizeof buf, "missing column '%s' needed by the "
+			 "model for any layer (the base of its logratio "
+			 "target)", m->base);
+	else
+		snprintf(buf, sizeof buf, "missing column '%s' needed by the "
+			 "%s model (the base of its logratio target)", m->base,
+			 m->layer);
+	return pn_xstrdup(buf);
+}
+
+/* Field v (n bytes) as a number, or -1 with the reason in err. */
+static int field_num(const char *name, const char *v, size_t n, double *d,
+		     char *err, size_t errsz)
+{
+	if (pn_parse_num(v, n, d) == 0)
+		return 0;
+	if (n == 0 || (n == 2 && memcmp(v, "NA", 2) == 0))
+		snprintf(err, errsz, "column '%s': value is %s", name,
+			 n ? "NA" : "empty");
+	else
+		snprintf(err, errsz, "column '%s': '%.*s%s' is not a number",
+			 name, n > 40 ? 37 : (int)n, v, n > 40 ? "..." : "");
+	return -1;
+}
+
 pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 			       const char *const *colnames)
 {
@@ -354,6 +427,7 @@ pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 		if (strcmp(m->layer, "*") == 0)
 			p->star = i;
 		s->col = pn_xmalloc(m->p * sizeof *s->col);
+		s->basecol = -1;
 		s->catval = pn_xcalloc(m->p, sizeof *s->catval);
 		s->catlen = pn_xcalloc(m->p, sizeof *s->catlen);
 		for (size_t j = 0; j < m->p && !s->missing; j++) {
@@ -387,6 +461,8 @@ pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 				s->missing = pn_xstrdup(buf);
 			}
 		}
+		if (m->base && !s->missing)
+			s->missing = find_base(m, ncols, colnames, &s->basecol);
 	}
 	return p;
 }
@@ -401,6 +477,7 @@ void pn_predictor_free(pn_predictor *p)
 		free(p->s[i].catlen);
 		free(p->s[i].missing);
 		free(p->s[i].x);
+		free(p->s[i].base);
 		free(p->s[i].y);
 	}
 	free(p->s);
@@ -443,10 +520,30 @@ int pn_predictor_push(pn_predictor *p, const char *layer,
 		return -2;
 	}
 	const pn_model *m = s->m;
+	double base = 1;
+	if (m->base) {
+		int c = s->basecol;
+		size_t n = lens ? lens[c] : strlen(fields[c]);
+		if (field_num(m->base, fields[c], n, &base, p->err,
+			      sizeof p->err) < 0)
+			return -2;
+		if (!(base > 0)) {
+			snprintf(p->err, sizeof p->err, "column '%s': '%.*s' "
+				 "is not positive (the base of the %s model's "
+				 "logratio target)", m->base,
+				 n > 40 ? 40 : (int)n, fields[c], m->layer);
+			return -2;
+		}
+	}
 	if (s->cnt == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 256;
 		s->x = pn_xrealloc(s->x, s->cap * m->p * sizeof *s->x);
+		if (m->base)
+			s->base = pn_xrealloc(s->base, s->cap *
+					      sizeof *s->base);
 	}
+	if (m->base)
+		s->base[s->cnt] = base;
 	double *x = s->x + s->cnt * m->p;
 	for (size_t j = 0; j < m->p; j++) {
 		int c = s->col[j];
@@ -460,19 +557,10 @@ int pn_predictor_push(pn_predictor *p, const char *layer,
 			continue;
 		}
 		double d;
-		if (pn_parse_num(v, n, &d) < 0) {
-			if (n == 0 || (n == 2 && memcmp(v, "NA", 2) == 0))
-				snprintf(p->err, sizeof p->err,
-					 "column '%s': value is %s", f->name,
-					 n ? "NA" : "empty");
-			else
-				snprintf(p->err, sizeof p->err,
-					 "column '%s': '%.*s%s' is not a "
-					 "number", f->name,
-					 n > 40 ? 37 : (int)n, v,
-					 n > 40 ? "..." : "");
+		if (field_num(f->name, v, n, &d, p->err, sizeof p->err) < 0)
 			return -2;
-		}
+		if (f->log)
+			d = log(d > f->floor ? d : f->floor);
 		x[j] = (d - f->mean) / f->sd;
 	}
 	if (p->nrows == p->cap) {
@@ -500,7 +588,10 @@ void pn_predictor_flush(pn_predictor *p, double *out)
 		s->y = pn_xrealloc(s->y, s->cap * sizeof *s->y);
 		s->m->family->predict(s->m->state, s->x, s->cnt, s->m->p,
 				      s->y);
-		if (s->m->log)
+		if (s->m->base)
+			for (size_t j = 0; j < s->cnt; j++)
+				s->y[j] = s->base[j] * exp(s->y[j]);
+		else if (s->m->log)
 			for (size_t j = 0; j < s->cnt; j++)
 				s->y[j] = exp(s->y[j]);
 	}

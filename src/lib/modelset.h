@@ -31,6 +31,8 @@
 typedef struct {
 	char *name;         /* column name, or "col=value" when cat */
 	int cat;
+	int log;            /* numeric, taken as ln(max(x, floor)) */
+	double floor;       /* log: > 0 */
 	double mean, sd;    /* sd > 0 */
 } pn_feature;
 
@@ -39,6 +41,8 @@ typedef struct {
 	char *layer;        /* a layer value, or "*" for any */
 	char *target;       /* the column the model predicts */
 	int log;            /* transform: 1 log (fit on ln y), 0 none */
+	char *base;         /* transform logratio: fit on ln(y / base), the
+			       base a column of the row (log is 1 too) */
 	size_t p;
 	pn_feature *feat;   /* p of them */
 	int nparam;
@@ -106,7 +110,8 @@ int pn_predictor_push(pn_predictor *p, const char *layer,
 /* Rows queued and not yet flushed. */
 size_t pn_predictor_pending(const pn_predictor *p);
 /* Predict every queued row into out[0..pending), in the order pushed, in the
- * target's units (the log transform undone), and empty the queue. */
+ * target's units (the log transform undone; logratio: times the row's base
+ * column), and empty the queue. */
 void pn_predictor_flush(pn_predictor *p, double *out);
 /* The reason for the last -2 (or -1: "no model for layer 'x'"). */
 const char *pn_predictor_error(const pn_predictor *p);

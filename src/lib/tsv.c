@@ -7,22 +7,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "err.h"
+#include "input.h"
 #include "tsv.h"
-
-#define CHUNK (256 * 1024)
 
 struct pn_tsv {
 	char *path;
 	const char *shown;      /* name used in messages */
-	int fd;
-	int eof;                /* no more raw input */
-	int gz;                 /* input is gzip */
-	z_stream zs;
-	unsigned char *zin;     /* compressed input buffer */
-	int zend;               /* inflate reached end of a member */
+	pn_input *in;           /* bytes, gzip already inflated */
 
 	char *buf;              /* decoded text */
 	size_t cap, pos, end;   /* [pos, end) not yet consumed */
@@ -33,76 +26,6 @@ struct pn_tsv {
 	size_t *flen;
 	long line;
 };
-
-static ssize_t read_full(int fd, void *p, size_t n)
-{
-	ssize_t r;
-	do
-		r = read(fd, p, n);
-	while (r < 0 && errno == EINTR);
-	return r;
-}
-
-/* Decode more input into buf[end..cap); returns bytes added, 0 at EOF. */
-static size_t fill_raw(pn_tsv *t)
-{
-	if (t->eof)
-		return 0;
-	ssize_t r = read_full(t->fd, t->buf + t->end, t->cap - t->end);
-	if (r < 0)
-		pn_die_at(PN_EXIT_DATA, t->shown, 0, "read error: %s",
-			  strerror(errno));
-	if (r == 0)
-		t->eof = 1;
-	t->end += (size_t)r;
-	return (size_t)r;
-}
-
-static size_t fill_gz(pn_tsv *t)
-{
-	z_stream *z = &t->zs;
-	size_t before = t->end;
-	while (t->end == before) {
-		if (z->avail_in == 0) {
-			if (t->eof)
-				break;
-			ssize_t r = read_full(t->fd, t->zin, CHUNK);
-			if (r < 0)
-				pn_die_at(PN_EXIT_DATA, t->shown, 0,
-					  "read error: %s", strerror(errno));
-			if (r == 0) {
-				t->eof = 1;
-				break;
-			}
-			z->next_in = t->zin;
-			z->avail_in = (uInt)r;
-		}
-		if (t->zend) {
-			/* another gzip member follows (as after cat a.gz b.gz) */
-			if (inflateReset(z) != Z_OK)
-				PN_BUG("inflateReset");
-			t->zend = 0;
-		}
-		z->next_out = (unsigned char *)t->buf + t->end;
-		z->avail_out = (uInt)(t->cap - t->end);
-		int rc = inflate(z, Z_NO_FLUSH);
-		t->end = t->cap - z->avail_out;
-		if (rc == Z_STREAM_END)
-			t->zend = 1;
-		else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
-			pn_die_at(PN_EXIT_DATA, t->shown, 0,
-				  "corrupt gzip input: %s",
-				  z->msg ? z->msg : "bad data");
-		else if (rc == Z_MEM_ERROR)
-			pn_die(PN_EXIT_DATA, "out of memory");
-		else if (rc != Z_OK && rc != Z_BUF_ERROR)
-			pn_die_at(PN_EXIT_DATA, t->shown, 0,
-				  "gzip error %d", rc);
-	}
-	if (t->end == before && t->eof && !t->zend)
-		pn_die_at(PN_EXIT_DATA, t->shown, 0, "truncated gzip input");
-	return t->end - before;
-}
 
 static size_t fill(pn_tsv *t)
 {
@@ -115,7 +38,9 @@ static size_t fill(pn_tsv *t)
 		t->cap *= 2;
 		t->buf = pn_xrealloc(t->buf, t->cap + 1);
 	}
-	return t->gz ? fill_gz(t) : fill_raw(t);
+	size_t n = pn_input_read(t->in, t->buf + t->end, t->cap - t->end);
+	t->end += n;
+	return n;
 }
 
 /* Next line as [*s, *s + *n), NUL-terminated in place; 0 at end of input. */
@@ -172,33 +97,11 @@ static int split(char *s, size_t n, char **f, size_t *len, int max)
 pn_tsv *pn_tsv_open(const char *path)
 {
 	pn_tsv *t = pn_xcalloc(1, sizeof *t);
-	if (!path || strcmp(path, "-") == 0) {
-		t->path = pn_xstrdup("-");
-		t->fd = 0;
-	} else {
-		t->path = pn_xstrdup(path);
-		t->fd = open(path, O_RDONLY);
-		if (t->fd < 0)
-			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-	}
+	t->in = pn_input_open(path);
+	t->path = pn_xstrdup(path ? path : "-");
 	t->shown = t->path;
 	t->cap = 1 << 20;
 	t->buf = pn_xmalloc(t->cap + 1);
-
-	/* Sniff the gzip magic from the first bytes. */
-	while (t->end < 2 && !t->eof)
-		fill_raw(t);
-	if (t->end >= 2 && (unsigned char)t->buf[0] == 0x1f &&
-	    (unsigned char)t->buf[1] == 0x8b) {
-		t->gz = 1;
-		t->zin = pn_xmalloc(t->cap > CHUNK ? t->cap : CHUNK);
-		memcpy(t->zin, t->buf, t->end);
-		if (inflateInit2(&t->zs, 15 + 32) != Z_OK)
-			pn_die(PN_EXIT_DATA, "out of memory");
-		t->zs.next_in = t->zin;
-		t->zs.avail_in = (uInt)t->end;
-		t->end = 0;
-	}
 
 	char *s;
 	size_t n;
@@ -230,16 +133,12 @@ void pn_tsv_close(pn_tsv *t)
 {
 	if (!t)
 		return;
-	if (t->gz)
-		inflateEnd(&t->zs);
-	if (t->fd > 0)
-		close(t->fd);
+	pn_input_close(t->in);
 	for (int i = 0; i < t->ncols; i++)
 		free(t->names[i]);
 	free(t->names);
 	free(t->f);
 	free(t->flen);
-	free(t->zin);
 	free(t->buf);
 	free(t->path);
 	free(t);

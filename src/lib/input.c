@@ -1,0 +1,149 @@
+/* input.c - read(2) a file or standard input, inflating gzip; see input.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "err.h"
+#include "input.h"
+
+#define CHUNK (256 * 1024)
+
+struct pn_input {
+	char *name;             /* name used in messages */
+	int fd;
+	int eof;                /* no more raw input */
+	int gz;                 /* input is gzip */
+	int zend;               /* inflate reached end of a member */
+	z_stream zs;
+	unsigned char *raw;     /* CHUNK bytes: compressed input, or the plain
+	                           bytes read while sniffing */
+	size_t rpos, rend;      /* plain: [rpos, rend) of raw not handed out */
+};
+
+static ssize_t read_full(int fd, void *p, size_t n)
+{
+	ssize_t r;
+	do
+		r = read(fd, p, n);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+/* read(2) into p; 0 and eof set at end of input. */
+static size_t read_raw(pn_input *in, void *p, size_t n)
+{
+	ssize_t r = read_full(in->fd, p, n);
+	if (r < 0)
+		pn_die_at(PN_EXIT_DATA, in->name, 0, "read error: %s",
+			  strerror(errno));
+	if (r == 0)
+		in->eof = 1;
+	return (size_t)r;
+}
+
+pn_input *pn_input_open(const char *path)
+{
+	int fd = 0;
+	if (!path || strcmp(path, "-") == 0) {
+		path = "-";
+	} else {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	}
+	pn_input *in = pn_xcalloc(1, sizeof *in);
+	in->name = pn_xstrdup(path);
+	in->fd = fd;
+	in->raw = pn_xmalloc(CHUNK);
+
+	/* Sniff the gzip magic from the first bytes. */
+	while (in->rend < 2 && !in->eof)
+		in->rend += read_raw(in, in->raw + in->rend, CHUNK - in->rend);
+	if (in->rend >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		in->gz = 1;
+		if (inflateInit2(&in->zs, 15 + 32) != Z_OK)
+			pn_die(PN_EXIT_DATA, "out of memory");
+		in->zs.next_in = in->raw;
+		in->zs.avail_in = (uInt)in->rend;
+		in->rend = 0;
+	}
+	return in;
+}
+
+void pn_input_close(pn_input *in)
+{
+	if (!in)
+		return;
+	if (in->gz)
+		inflateEnd(&in->zs);
+	if (in->fd > 0)
+		close(in->fd);
+	free(in->raw);
+	free(in->name);
+	free(in);
+}
+
+static size_t read_plain(pn_input *in, char *buf, size_t n)
+{
+	if (in->rpos < in->rend) {      /* bytes read while sniffing */
+		size_t k = in->rend - in->rpos;
+		if (k > n)
+			k = n;
+		memcpy(buf, in->raw + in->rpos, k);
+		in->rpos += k;
+		return k;
+	}
+	if (in->eof)
+		return 0;
+	return read_raw(in, buf, n);
+}
+
+static size_t read_gz(pn_input *in, char *buf, size_t n)
+{
+	z_stream *z = &in->zs;
+	size_t got = 0;
+	while (got == 0) {
+		if (z->avail_in == 0) {
+			if (in->eof)
+				break;
+			size_t r = read_raw(in, in->raw, CHUNK);
+			if (r == 0)
+				break;
+			z->next_in = in->raw;
+			z->avail_in = (uInt)r;
+		}
+		if (in->zend) {
+			/* another gzip member follows (as after cat a.gz b.gz) */
+			if (inflateReset(z) != Z_OK)
+				PN_BUG("inflateReset");
+			in->zend = 0;
+		}
+		z->next_out = (unsigned char *)buf;
+		z->avail_out = (uInt)n;
+		int rc = inflate(z, Z_NO_FLUSH);
+		got = n - z->avail_out;
+		if (rc == Z_STREAM_END)
+			in->zend = 1;
+		else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT)
+			pn_die_at(PN_EXIT_DATA, in->name, 0,
+				  "corrupt gzip input: %s",
+				  z->msg ? z->msg : "bad data");
+		else if (rc == Z_MEM_ERROR)
+			pn_die(PN_EXIT_DATA, "out of memory");
+		else if (rc != Z_OK && rc != Z_BUF_ERROR)
+			pn_die_at(PN_EXIT_DATA, in->name, 0,
+				  "gzip error %d", rc);
+	}
+	if (got == 0 && in->eof && !in->zend)
+		pn_die_at(PN_EXIT_DATA, in->name, 0, "truncated gzip input");
+	return got;
+}
+
+size_t pn_input_read(pn_input *in, char *buf, size_t n)
+{
+	return in->gz ? read_gz(in, buf, n) : read_plain(in, buf, n);
+}

@@ -1,0 +1,35 @@
+/* input.h - the byte input under pn's TSV and CSV readers.
+ *
+ * Opens a file, or standard input for "-" (or NULL), and hands out its bytes
+ * in the caller's buffer.  Gzip input is detected from the first two bytes
+ * (0x1f 0x8b), never from the file name, and inflated on the fly; several
+ * gzip members one after another (cat a.gz b.gz) read as one stream.
+ * Every error exits 1 with a message naming the input:
+ *
+ *   pn-x: runs.tsv: No such file or directory
+ *   pn-x: runs.tsv: read error: Input/output error
+ *   pn-x: runs.tsv.gz: truncated gzip input
+ *   pn-x: runs.tsv.gz: corrupt gzip input: invalid block type
+ */
+#ifndef PN_INPUT_H
+#define PN_INPUT_H
+
+#include <stddef.h>
+
+typedef struct pn_input pn_input;
+
+/* Open path ("-" or NULL for standard input) and sniff for gzip.  Dies
+ * (exit 1) when the file cannot be opened or read.  Messages name the input
+ * by path as given, "-" for standard input. */
+pn_input *pn_input_open(const char *path);
+
+/* Close the input (standard input is left open) and free it.  NULL is a
+ * no-op. */
+void pn_input_close(pn_input *in);
+
+/* Put up to n (> 0) decoded bytes at buf; returns how many, at least 1, or
+ * 0 at the end of input (and on every call after).  Dies (exit 1) on a read
+ * error, corrupt gzip data, or gzip input that ends inside a member. */
+size_t pn_input_read(pn_input *in, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,188 @@
+#!/usr/bin/env bats
+# pn-fit --relative (target ln(time / base column)), --log-features (inputs
+# ln(max(x, floor))) and the feature set rel; their model-file lines
+# ("transform logratio COL", "feature NAME log MEAN SD FLOOR") as pn-eval
+# and pn-sum read them.
+
+load test_helper
+load fit_helper
+
+setup() {
+	fit_setup
+}
+
+# times3 FILE: FILE with time_ms set to 3 * roofline_ms.
+times3() {
+	awk -F'\t' -v OFS='\t' -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		{ $h["time_ms"] = 3 * $h["roofline_ms"]; print }' "$1"
+}
+
+# loglin N: N rows of x in (0, 100] and y = 1 + 2 ln(x) exactly.
+loglin() {
+	awk -v n="$1" 'BEGIN { print "x\ty"; for (i = 1; i <= n; i++) { x = i * 100 / n; printf "%.17g\t%.17g\n", x, 1 + 2 * log(x) } }'
+}
+
+@test "pn-fit --relative records the roofline as the base of a logratio target" {
+	times3 "$F/train.tsv" >train.tsv
+	run_io pn-fit -f lr -F batch --relative -o a.model train.tsv
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^transform logratio roofline_ms$' a.model)" -eq 2 ]
+}
+
+@test "pn-eval predicts base times exp(model) for a logratio model" {
+	times3 "$F/train.tsv" >train.tsv
+	times3 "$F/test.tsv" >test.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	pn-eval -m a.model --metrics /dev/null test.tsv >pred.tsv
+	below "$(max_rel_err pred.tsv)" 1e-9
+}
+
+@test "pn-fit --relative=COL divides by another column" {
+	awk -F'\t' -v OFS='\t' -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		{ $h["time_ms"] = 2e-9 * $h["flops"]; print }' "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative=flops -o a.model train.tsv
+	grep -qx 'transform logratio flops' a.model
+	pn-eval -m a.model --metrics /dev/null train.tsv >pred.tsv
+	below "$(max_rel_err pred.tsv)" 1e-9
+}
+
+@test "pn-fit -r with no column takes roofline_ms" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch -r -o a.model train.tsv
+	grep -qx 'transform logratio roofline_ms' a.model
+}
+
+@test "pn-fit --relative rejects a base that is not positive, naming file and line" {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+		NR == 3 { $h["roofline_ms"] = 0 } { print }' "$F/train.tsv" >train.tsv
+	run_io pn-fit -f lr -F batch --relative -o a.model train.tsv
+	[ "$status" -eq 1 ]
+	grep -q "^pn-fit: train.tsv:3: column 'roofline_ms': '0' is not positive (the base of --relative)$" err
+	[ ! -e a.model ]
+}
+
+@test "pn-fit --relative rejects a missing base column" {
+	cut -f1-21,23- "$F/train.tsv" >train.tsv
+	run_io pn-fit -f lr -F batch --relative -o a.model train.tsv
+	[ "$status" -eq 1 ]
+	grep -q "roofline_ms" err
+}
+
+@test "pn-fit --relative with --log-target is a usage error" {
+	run_io pn-fit -f lr -F batch --relative -l "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	grep -q "exclude each other" err
+}
+
+@test "pn-fit --relative naming the target itself is a usage error" {
+	run_io pn-fit -f lr -F batch --relative=time_ms "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	grep -q "is the target itself" err
+}
+
+@test "pn-eval names the missing base column of a logratio model" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	cut -f1-21,23- "$F/test.tsv" >test.tsv
+	run_io pn-eval -m a.model test.tsv
+	[ "$status" -eq 1 ]
+	grep -q "missing column 'roofline_ms' needed by the [a-z]* model (the base of its logratio target)" err
+}
+
+@test "pn-eval rejects a base that is not positive at prediction" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+		NR == 2 { $h["roofline_ms"] = -1 } { print }' "$F/test.tsv" >test.tsv
+	run_io pn-eval -m a.model test.tsv
+	[ "$status" -eq 1 ]
+	grep -q "test.tsv:2: .*column 'roofline_ms': '-1' is not positive" err
+}
+
+@test "pn-eval rejects a logratio transform without its column as a corrupt model" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	sed 's/^transform logratio roofline_ms$/transform logratio/' a.model >b.model
+	run_io pn-eval -m b.model "$F/test.tsv"
+	[ "$status" -eq 1 ]
+	grep -q "b.model:5: corrupt model: unknown transform 'logratio'" err
+}
+
+@test "pn-sum predicts with a logratio model from the roofline it builds" {
+	G="--gpuspecs $FIX/sum/gpus.tsv"
+	pn-featurize $G "$FIX/sum/bmm-train.tsv" >f.tsv
+	times3 f.tsv | pn-fit -f lr -F flops --relative -o bmm.model
+	pn-sum --fallback roofline $G -d UNIT -b 2 --per-layer "$FIX/sum/bmm.tsv" >roof.tsv
+	pn-sum -m bmm.model $G -d UNIT -b 2 --per-layer "$FIX/sum/bmm.tsv" >model.tsv
+	r=$(column time_ms roof.tsv)
+	m=$(column time_ms model.tsv)
+	awk -v r="$r" -v m="$m" 'BEGIN { d = m / (3 * r) - 1; exit !(d < 1e-9 && d > -1e-9) }'
+	[ "$(column source model.tsv)" = model ]
+}
+
+@test "pn-fit --log-features fits a line in ln(x) exactly" {
+	loglin 50 >train.tsv
+	pn-fit -f lr -F x -t y --log-features --no-by-layer -o a.model train.tsv
+	grep -q '^feature x log ' a.model
+	pn-eval -m a.model --measured y --predicted p --metrics metrics train.tsv >/dev/null
+	awk -F'\t' 'NR == 2 { exit !($2 < 1e-9) }' metrics
+}
+
+@test "pn-fit without --log-features cannot fit that line exactly" {
+	loglin 50 >train.tsv
+	pn-fit -f lr -F x -t y --no-by-layer -o a.model train.tsv
+	grep -q '^feature x num ' a.model
+	pn-eval -m a.model --measured y --predicted p --metrics metrics train.tsv >/dev/null
+	awk -F'\t' 'NR == 2 { exit !($2 > 0.1) }' metrics
+}
+
+@test "pn-fit --log-features records the smallest positive value as the floor" {
+	{ loglin 10; printf '0\t1\n'; } >train.tsv
+	pn-fit -f lr -F x -t y -L --no-by-layer -o a.model train.tsv
+	[ "$(awk '$1 == "feature" && $2 == "x" { print $3, $6 }' a.model)" = "log 10" ]
+}
+
+@test "pn-fit --log-features keeps a feature with negative values linear" {
+	printf 'x\ty\n-1\t1\n2\t2\n3\t3\n4\t4\n5\t5\n6\t6\n7\t7\n8\t8\n9\t9\n10\t10\n' >train.tsv
+	pn-fit -f lr -F x -t y -L --no-by-layer -o a.model train.tsv
+	grep -q '^feature x num ' a.model
+}
+
+@test "pn-eval takes a log feature below its floor at the floor" {
+	loglin 10 >train.tsv
+	pn-fit -f lr -F x -t y -L --no-by-layer -o a.model train.tsv
+	printf 'x\n0\n10\n' | pn-eval -m a.model --predicted p >pred.tsv
+	[ "$(sed -n 2p pred.tsv | cut -f2)" = "$(sed -n 3p pred.tsv | cut -f2)" ]
+}
+
+@test "pn-eval rejects a log feature without its floor as a corrupt model" {
+	loglin 10 >train.tsv
+	pn-fit -f lr -F x -t y -L --no-by-layer -o a.model train.tsv
+	sed 's/^\(feature x log [^ ]* [^ ]*\) .*/\1/' a.model >b.model
+	run_io pn-eval -m b.model train.tsv
+	[ "$status" -eq 1 ]
+	grep -q "b.model:7: corrupt model: 'feature ... log' needs name, kind, mean, sd and floor" err
+}
+
+@test "pn-eval rejects a log feature whose floor is not positive" {
+	loglin 10 >train.tsv
+	pn-fit -f lr -F x -t y -L --no-by-layer -o a.model train.tsv
+	sed 's/^\(feature x log [^ ]* [^ ]*\) .*/\1 0/' a.model >b.model
+	run_io pn-eval -m b.model train.tsv
+	[ "$status" -eq 1 ]
+	grep -q "b.model:7: corrupt model: floor must be positive" err
+}
+
+@test "pn-fit -F rel uses the roofline and wave columns and no spec-sheet column" {
+	pn-fit -f lr -F rel -r -o a.model "$F/train.tsv"
+	grep -q '^feature roofline_ms ' a.model
+	grep -q '^feature waves ' a.model
+	! grep -q '^feature gpu_' a.model
+	! grep -q '^feature ct_ms ' a.model
+}
+
+@test "pn-fit -F rel --relative is deterministic under --seed" {
+	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o a.model "$F/train.tsv"
+	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o b.model "$F/train.tsv"
+	cmp a.model b.model
+}
