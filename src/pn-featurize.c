@@ -23,8 +23,8 @@ static const char usage[] =
 "      --version         output version information and exit\n"
 "\n"
 "Appended columns: flops co cm_weights cm_in cm_out cm_total traffic ct_ms\n"
-"ai compute_ms memory_ms roofline_ms tiles waves wave_eff gpu_sms gpu_cores\n"
-"gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb gpu_fp32_gflops\n"
+"ai compute_ms memory_ms roofline_ms tiles waves wave_eff ridge_ratio gpu_sms\n"
+"gpu_cores gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb gpu_fp32_gflops\n"
 "gpu_peak_gflops.  A column that already exists is replaced in place.\n"
 "Formulas: see pn-featurize(1).\n";
 

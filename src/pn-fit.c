@@ -307,6 +307,11 @@ static const char *const set_phys[] = {
 	"tiles", "waves", "wave_eff", NULL
 };
 
+static const char *const set_rel[] = {
+	"flops", "traffic", "ai", "compute_ms", "memory_ms", "roofline_ms",
+	"tiles", "waves", "wave_eff", NULL
+};
+
 static const char *const set_names[] = {
 	"baseline", "co", "cocm", "cocmct", "phys", "rel", NULL
 };
@@ -389,7 +394,7 @@ static void named_columns(const table *t, const size_t *rows, size_t n,
 			fspec_add(fs, cat_config[i], 1, 1);
 	}
 	if (set == SET_REL) {
-		for (const char *const *c = set_phys; *c; c++)
+		for (const char *const *c = set_rel; *c; c++)
 			fspec_add(fs, *c, 0, 1);
 	} else {
 		for (int i = 0; hw_cols[i]; i++)

@@ -33,6 +33,8 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	[ "$(col "$BATS_TEST_TMPDIR/o" tiles 1)" = 4 ]
 	[ "$(col "$BATS_TEST_TMPDIR/o" waves 1)" = 1 ]
 	near "$(col "$BATS_TEST_TMPDIR/o" wave_eff 1)" 0.04
+	# ai = 33619968 / 919552 FLOP/B over the ridge 10 TFLOP/s / 1 TB/s
+	near "$(col "$BATS_TEST_TMPDIR/o" ridge_ratio 1)" "$(awk 'BEGIN { printf "%.17g", 33619968 / 919552 / 10 }')"
 }
 
 @test "pn-featurize conv2d features equal the hand-computed values" {

@@ -173,16 +173,21 @@ loglin() {
 	grep -q "b.model:7: corrupt model: floor must be positive" err
 }
 
-@test "pn-fit -F rel uses the roofline and wave columns and no spec-sheet column" {
-	pn-fit -f lr -F rel -r -o a.model "$F/train.tsv"
-	grep -q '^feature roofline_ms ' a.model
-	grep -q '^feature waves ' a.model
+@test "pn-fit -F rel uses the work, roofline and wave columns and no spec-sheet column" {
+	pn-featurize "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F rel -r -o a.model train.tsv
+	awk '$1 == "layer" { l = $2 } $1 == "feature" && $2 !~ /=/ { f[l] = f[l] $2 " " }
+		END { for (l in f) print l ": " f[l] }' a.model | sort >actual
+	printf '%s\n' "bmm: batch m n k flops traffic ai compute_ms memory_ms roofline_ms tiles waves wave_eff " \
+		"dense: batch in_features out_features flops traffic ai compute_ms memory_ms roofline_ms tiles waves wave_eff " |
+		diff -u - actual
 	! grep -q '^feature gpu_' a.model
 	! grep -q '^feature ct_ms ' a.model
 }
 
 @test "pn-fit -F rel --relative is deterministic under --seed" {
-	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o a.model "$F/train.tsv"
-	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o b.model "$F/train.tsv"
+	pn-featurize "$F/train.tsv" >train.tsv
+	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o a.model train.tsv
+	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o b.model train.tsv
 	cmp a.model b.model
 }

@@ -5,7 +5,7 @@
 const char *const pn_feature_names[PN_F_N] = {
 	"flops", "co", "cm_weights", "cm_in", "cm_out", "cm_total",
 	"traffic", "ct_ms", "ai", "compute_ms", "memory_ms", "roofline_ms",
-	"tiles", "waves", "wave_eff", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
+	"tiles", "waves", "wave_eff", "ridge_ratio", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops",
 };
@@ -39,6 +39,9 @@ void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
 	f[PN_F_TILES] = w->tiles;
 	f[PN_F_WAVES] = waves;
 	f[PN_F_WAVE_EFF] = w->tiles / (waves * g->sms);
+	/* ai over the ridge point peak / bandwidth; 0 for an op without
+	 * traffic (no such op is memory-bound) */
+	f[PN_F_RIDGE_RATIO] = memory > 0 ? compute / memory : 0;
 	f[PN_F_GPU_SMS] = g->sms;
 	f[PN_F_GPU_CORES] = isnan(g->cores) ? 0 : g->cores;
 	f[PN_F_GPU_BOOST_MHZ] = g->boost_mhz;
