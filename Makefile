@@ -156,7 +156,7 @@ run: all
 # The paper's Tables 4 and 5, and Figures 2 and 3 (see pipelines/table4,
 # pipelines/unseen-gpu), pn's ablation on unseen GPUs (pipelines/ablation)
 # and the whole-model validation (pipelines/e2e): minutes each on 2 cores.
-.PHONY: table4 unseen-gpu ablation e2e
+.PHONY: table4 table4-cpu unseen-gpu ablation e2e
 table4: all
 	pipelines/table4
 
@@ -165,6 +165,12 @@ unseen-gpu: all
 
 ablation: all
 	pipelines/ablation
+
+# Table 4 on this project's own CPU measurements (samples/cpu, made by
+# pipelines/collect-cpu): every layer type, the CPU's measured spec row.
+table4-cpu: all
+	PN_SAMPLES=samples/cpu LAYERS="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc" \
+		pipelines/table4 out/table4-cpu
 
 e2e: all
 	pipelines/e2e

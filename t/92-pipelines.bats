@@ -233,3 +233,20 @@ is_png() {
 	grep -q "^ablation: unknown variant 'magic'" err
 	[ ! -e o/ablation.tsv ]
 }
+
+@test "pipelines/table4 takes a flat sample directory and its cpu-spec.tsv" {
+	PN_SAMPLES="$FIX/pipelines-cpu" LAYERS="dense layernorm" ROWS=100 EPOCHS=5 TREES=5 \
+		run_io "$PN_ROOT/pipelines/table4" o
+	[ "$status" -eq 0 ] || cat err
+	[ "$(columns o/table4.tsv layer | sort -u | paste -sd' ')" = "dense layernorm" ]
+	grep -q "^\* data: .*pipelines-cpu/<layer>.tsv.gz, devices: AMD-EPYC-1t (specs: .*pipelines-cpu/cpu-spec.tsv)$" o/table4.md
+	finite o/table4.tsv rmse mape
+}
+
+@test "pipelines/table4 names a CPU device missing from GPUSPECS" {
+	PN_SAMPLES="$FIX/pipelines-cpu" GPUSPECS="$PN_ROOT/gpuspecs/gpus.tsv" LAYERS=dense ROWS=100 \
+		run_io "$PN_ROOT/pipelines/table4" o
+	[ "$status" -eq 1 ]
+	grep -q "AMD-EPYC-1t" err
+	[ ! -e o/table4.tsv ]
+}
