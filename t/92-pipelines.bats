@@ -205,12 +205,13 @@ is_png() {
 	if command -v gnuplot >/dev/null; then is_png "$D/ablation/ablation.png"; fi
 }
 
-@test "pipelines/ablation judges every variant on each training GPU left out and on the unseen GPUs" {
+@test "pipelines/ablation judges every variant on each training GPU left out, the unseen GPUs and the training GPUs' test rows" {
 	for v in roofline prenet-xgb rel-xgb rel-mlp; do
 		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB A100-PCIE-40GB; do
 			printf 'dense\t%s\tlogo\t%s\n' "$v" "$g"
 		done
 		printf 'dense\t%s\tunseen\t%s\n' "$v" L4 "$v" A100-PCIE-80GB
+		printf 'dense\t%s\tshape\tV100-PCIE-32GB\n' "$v"
 		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB; do
 			printf 'conv2d\t%s\tlogo\t%s\n' "$v" "$g"
 		done
