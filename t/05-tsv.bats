@@ -156,3 +156,29 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	# co = 6 flops at 10 TFLOP/s = 6e-10 ms
 	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f14)" = 6e-10 ]
 }
+
+@test "reader parses long decimals to the same double as strtod" {
+	# 3000 numbers of 15 to 19 digits (beyond the 2^53 fast path), with
+	# exponents, the first digit never 0 (a measured 0 has no APE); pn-eval's
+	# mae of one row against 0 is the number itself,
+	# printed in a form that reads back exactly; gawk reads with strtod
+	awk 'BEGIN { srand(7); print "id\ttime_ms\tpred_ms"
+		for (i = 0; i < 3000; i++) {
+			d = 15 + int(rand() * 5); s = 1 + int(rand() * 9)
+			for (j = 1; j < d; j++) s = s int(rand() * 10)
+			s = substr(s, 1, 1 + int(rand() * d)) "." substr(s, 2 + int(rand() * d))
+			printf "%d\t%se%d\t0\n", i, s, int(rand() * 40) - 20 } }' >"$(T in)"
+	run pn-eval -b id "$(T in)"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" >"$(T out)"
+	awk -F'\t' 'FNR == NR { if (FNR > 1) v[$1] = $2; next }
+		FNR > 1 { n++; if ($4 + 0 != v[$1] + 0) { print $1 ": " v[$1] " read as " $4; bad = 1 } }
+		END { exit bad || n != 3000 }' "$(T in)" "$(T out)"
+}
+
+@test "reader rounds a decimal halfway between two doubles to the even one" {
+	printf 'time_ms\tpred_ms\n9007199254740993\t0\n' >"$(T in)"
+	run pn-eval "$(T in)"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f3)" = 9007199254740992 ]
+}

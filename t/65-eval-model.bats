@@ -260,3 +260,48 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-eval: write error: No space left on device" ]
 }
+
+# chain.tsv: the training rows with time_ms doubling from row to row, so
+# that squared-error trees peel one row off at a time and grow deeper than
+# 16 levels (the compiled forest walks such trees differently).
+chain_rows() {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_ms") c = i; print; next }
+		{ $c = 2 ^ (NR % 40); print }' "$F/train.tsv" >chain.tsv
+}
+
+# same_as_ref MODEL: pn-eval -m MODEL on the test rows predicts the same,
+# byte for byte, with the compiled forest and with the reference walk.
+same_as_ref() {
+	pn-eval -m "$1" -o fast.tsv "$F/test.tsv" 2>/dev/null
+	PN_FOREST_KERNEL=ref pn-eval -m "$1" -o ref.tsv "$F/test.tsv" 2>/dev/null
+	[ "$(wc -l <fast.tsv)" -eq 41 ]
+	cmp fast.tsv ref.tsv
+}
+
+@test "pn-eval -m predicts with a compiled rf forest exactly what its trees give" {
+	pn-fit -f rf -p trees=20 -o rf.model "$F/train.tsv"
+	same_as_ref rf.model
+}
+
+@test "pn-eval -m predicts with a compiled forest of trees deeper than 16 exactly what its trees give" {
+	chain_rows
+	pn-fit -f rf -p trees=5 -p bootstrap=0 -o deep.model chain.tsv
+	# the model does have a path deeper than 16 splits
+	awk '/^tree / { n = 0; delete d; next }
+		/^split / { d[$4] = d[$4 + 1] = d[n] + 1; if (d[n] + 1 > m) m = d[n] + 1 }
+		/^(split|leaf) / { n++ }
+		END { exit !(m > 16) }' deep.model
+	same_as_ref deep.model
+}
+
+@test "pn-eval -m predicts with a compiled gbdt forest exactly what its trees give" {
+	pn-fit -f gbdt -p rounds=30 -o gbdt.model "$F/train.tsv"
+	same_as_ref gbdt.model
+}
+
+@test "pn-eval -m rejects an unknown PN_FOREST_KERNEL with exit 2" {
+	pn-fit -f rf -p trees=2 -o rf.model "$F/train.tsv"
+	PN_FOREST_KERNEL=simd run pn-eval -m rf.model "$F/test.tsv"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"PN_FOREST_KERNEL=simd"* ]]
+}

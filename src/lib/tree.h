@@ -109,14 +109,15 @@ void pn_tree_free(pn_tree *t);
 void pn_trees_add(const pn_tree *t, size_t nt, const double *x, size_t n,
 		  size_t p, double *out);
 
-/* A forest compiled for fast prediction, with the same results as
- * pn_trees_add.  Each feature's distinct thresholds over the whole forest
- * are sorted once; a row is encoded as the rank of each value among them
- * (x > threshold r exactly when rank(x) > r), and nodes shrink to 8 bytes
- * (feature, threshold rank, left child), so twice as many stay in cache.
- * Rows go through one tree at a time in lock-step groups of 16.  Forests
- * with more than 65534 distinct thresholds on a feature, or more than 65535
- * features, fall back to pn_trees_add. */
+/* A forest compiled for fast prediction (forest.c), with the same results,
+ * bit for bit, as pn_trees_add.  Each feature's distinct thresholds over the
+ * whole forest are sorted once; a row is encoded as the rank of each value
+ * among them (x > threshold r exactly when rank(x) > r), and nodes shrink to
+ * 8 bytes (feature, threshold rank, left child), so twice as many stay in
+ * cache.  Rows go through one tree at a time in lock-step groups of 16.
+ * PN_FOREST_KERNEL=ref in the environment makes it use pn_trees_add (for
+ * tests).  Forests with more than 65534 distinct thresholds on a feature,
+ * or more than 65535 features, fall back to pn_trees_add. */
 typedef struct pn_forest pn_forest;
 pn_forest *pn_forest_new(const pn_tree *t, size_t nt, size_t p);
 void pn_forest_add(const pn_forest *f, const double *x, size_t n, size_t p,

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -224,9 +225,41 @@ static const double pow10tab[23] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
 };
 
-/* Decimal to double.  Exact (correctly rounded) when the digits fit in 2^53
- * and the power of ten is at most 22 (Clinger's fast path); otherwise the
- * validated text goes to strtod. */
+#if LDBL_MANT_DIG == 64 && defined(__x86_64__)
+static const long double pow10l_tab[28] = {
+	1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L, 1e7L, 1e8L, 1e9L, 1e10L,
+	1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
+	1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L
+};
+
+/* m * 10^e (m < 2^64, |e| <= 27) correctly rounded to a double, in *out, or
+ * -1 when this cannot tell.  Both m and 10^e are exact in the 64-bit
+ * significand of an x87 long double, so one operation rounds once, to
+ * within half a unit in its last place of the true value; rounding that on
+ * to 53 bits is correct unless it lies within a unit of a halfway point
+ * between doubles (low 11 bits 0x3ff to 0x401), or outside the doubles'
+ * normal range. */
+static int parse_long(uint64_t m, int e, double *out)
+{
+	long double v = e < 0 ? (long double)m / pow10l_tab[-e]
+			      : (long double)m * pow10l_tab[e];
+	if (!(v > 0x1p-1000L && v < 0x1p1000L))
+		return -1;
+	uint64_t bits;          /* the significand: the first 8 bytes */
+	memcpy(&bits, &v, sizeof bits);
+	unsigned low = (unsigned)(bits & 0x7ff);
+	if (low >= 0x3ff && low <= 0x401)
+		return -1;
+	*out = (double)v;
+	return 0;
+}
+#endif
+
+/* Decimal to double, correctly rounded.  Fast when the digits fit in 2^53
+ * and the power of ten is at most 22 (Clinger's fast path), or, with an x87
+ * long double, when all of at most 19 digits are kept and the power of ten
+ * is at most 27 (parse_long); otherwise the validated text goes to
+ * strtod. */
 int pn_parse_num(const char *s, size_t n, double *out)
 {
 	const char *p = s, *end = s + n;
@@ -234,7 +267,7 @@ int pn_parse_num(const char *s, size_t n, double *out)
 	if (p < end && (*p == '-' || *p == '+'))
 		neg = *p++ == '-';
 	uint64_t m = 0;
-	int digits = 0, sig = 0, exp10 = 0, any = 0;
+	int digits = 0, sig = 0, exp10 = 0, any = 0, dropped = 0;
 	while (p < end && (unsigned)(*p - '0') < 10) {
 		if (sig < 19) {
 			m = m * 10 + (uint64_t)(*p - '0');
@@ -242,6 +275,7 @@ int pn_parse_num(const char *s, size_t n, double *out)
 				sig++;
 		} else {
 			exp10++;
+			dropped |= *p != '0';
 		}
 		digits++;
 		p++;
@@ -255,6 +289,8 @@ int pn_parse_num(const char *s, size_t n, double *out)
 				if (m)
 					sig++;
 				exp10--;
+			} else {
+				dropped |= *p != '0';
 			}
 			any = 1;
 			p++;
@@ -284,6 +320,11 @@ int pn_parse_num(const char *s, size_t n, double *out)
 	    exp10 <= 22) {
 		v = (double)m;
 		v = exp10 < 0 ? v / pow10tab[-exp10] : v * pow10tab[exp10];
+#if LDBL_MANT_DIG == 64 && defined(__x86_64__)
+	} else if (!dropped && m && exp10 >= -27 && exp10 <= 27 &&
+		   parse_long(m, exp10, &v) == 0) {
+		;
+#endif
 	} else {
 		char tmp[128], *copy = n < sizeof tmp ? tmp : pn_xmalloc(n + 1);
 		memcpy(copy, s, n);
@@ -352,7 +393,8 @@ int pn_fmt_num(char *buf, double v)
 		return sprintf(buf, "%.0f", v);
 	for (int prec = 6; prec <= 17; prec += prec < 15 ? 9 : 1) {
 		int n = sprintf(buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
+		double back;
+		if (pn_parse_num(buf, (size_t)n, &back) == 0 && back == v)
 			return n;
 	}
 	return sprintf(buf, "%.17g", v);
