@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "interval.h"
 #include "metrics.h"
 #include "modelset.h"
 #include "tsv.h"
@@ -20,6 +21,12 @@ static const char usage_text[] =
 "                           to every row and write the rows; the metrics go\n"
 "                           to --metrics FILE, or to standard error as a\n"
 "                           markdown table, when the measured column exists\n"
+"  -I, --interval[=LEVEL]  with --model, also append the LEVEL% interval\n"
+"                           (default 90) of every prediction on a GPU the\n"
+"                           model never saw, as columns PREDICTED_lo and\n"
+"                           PREDICTED_hi (needs a model fitted with pn-fit\n"
+"                           --logo); without --model, read those columns;\n"
+"                           either way add the metric cover\n"
 "      --metrics=FILE     with --model, write the metrics to FILE (format\n"
 "                           --format, default tsv)\n"
 "  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
@@ -38,8 +45,9 @@ static const char usage_text[] =
 "      --version          output version information and exit\n"
 "\n"
 "With no FILE, or when FILE is -, read standard input (plain or gzip).\n"
-"Output columns: [by columns] n rmse mae mape mdape maxape r2, with APE the\n"
-"absolute percentage error; see pn-eval(1) for the definitions.\n";
+"Output columns: [by columns] n rmse mae mape mdape maxape r2 [cover], with\n"
+"APE the absolute percentage error and cover the percentage of measured\n"
+"values inside their interval; see pn-eval(1) for the definitions.\n";
 
 enum { FMT_TSV, FMT_MD };
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
@@ -55,15 +63,18 @@ static const struct option longopts[] = {
 	{"output", required_argument, NULL, 'o'},
 	{"model", required_argument, NULL, 'm'},
 	{"metrics", required_argument, NULL, OPT_METRICS},
+	{"interval", optional_argument, NULL, 'I'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0}
 };
 
 static const char *const metric_names[] = {
-	"n", "rmse", "mae", "mape", "mdape", "maxape", "r2"
+	"n", "rmse", "mae", "mape", "mdape", "maxape", "r2", "cover"
 };
-#define NMETRICS 7
+#define NMETRICS 7      /* and cover, with --interval */
+
+static int with_cover;  /* --interval: the metric cover too */
 
 /* ---- groups: by-column values -> accumulator, in order of appearance ---- */
 
@@ -135,19 +146,21 @@ static void groups_free(groups *gs)
 
 /* ---- where the two values of a row come from ---------------------------- */
 
-/* A source of predictions.  Today a column of the input. */
+/* A source of predictions: a column of the input, and with --interval the
+ * columns of its bounds (lo, hi; -1 without). */
 typedef struct {
-	int col;
+	int col, lo, hi;
 } predictor;
 
-/* The measured and predicted value of the current row.  Returns 0 when one
- * of them is NA or empty and skip_na is set (the row is to be skipped);
- * dies on such a value otherwise, and on anything that is not a number. */
+/* The measured and predicted value of the current row, and its interval
+ * iv[0..2) when p has one.  Returns 0 when one of them is NA or empty and
+ * skip_na is set (the row is to be skipped); dies on such a value
+ * otherwise, and on anything that is not a number. */
 static int row_values(const pn_tsv *in, int cm, const predictor *p,
-		      int skip_na, double *meas, double *pred)
+		      int skip_na, double *meas, double *pred, double *iv)
 {
-	int cols[2] = {cm, p->col};
-	for (int i = 0; i < 2; i++)
+	int cols[4] = {cm, p->col, p->lo, p->hi};
+	for (int i = 0; i < (p->lo >= 0 ? 4 : 2); i++)
 		if (pn_tsv_na(in, cols[i])) {
 			if (skip_na)
 				return 0;
@@ -156,6 +169,13 @@ static int row_values(const pn_tsv *in, int cm, const predictor *p,
 		}
 	*meas = pn_tsv_num(in, cm);
 	*pred = pn_tsv_num(in, p->col);
+	if (p->lo >= 0) {
+		iv[0] = pn_tsv_num(in, p->lo);
+		iv[1] = pn_tsv_num(in, p->hi);
+		if (iv[0] > iv[1])
+			pn_tsv_die(in, p->hi, "the interval's upper bound is "
+				   "below its lower bound");
+	}
 	return 1;
 }
 
@@ -217,13 +237,13 @@ static void put_header(FILE *f, int format, const pn_tsv *in,
 			fputs(name, f);
 		fputs(sep, f);
 	}
-	for (int i = 0; i < NMETRICS; i++)
+	for (int i = 0; i < NMETRICS + with_cover; i++)
 		fprintf(f, "%s%s", i ? sep : "", metric_names[i]);
 	fputs(format == FMT_MD ? " |\n" : "\n", f);
 	if (format == FMT_MD) {
 		for (int i = 0; i < nby; i++)
 			fputs("|---", f);
-		for (int i = 0; i < NMETRICS; i++)
+		for (int i = 0; i < NMETRICS + with_cover; i++)
 			fputs("|---:", f);
 		fputs("|\n", f);
 	}
@@ -250,8 +270,8 @@ static void put_row(FILE *f, int format, const char *key, int nby,
 		s += n + (tab != NULL);
 	}
 	fprintf(f, "%ld", r.n);
-	double v[] = {r.rmse, r.mae, r.mape, r.mdape, r.maxape, r.r2};
-	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+	double v[] = {r.rmse, r.mae, r.mape, r.mdape, r.maxape, r.r2, r.cover};
+	for (size_t i = 0; i < NMETRICS - 1 + (size_t)with_cover; i++) {
 		fputs(sep, f);
 		put_value(f, format, v[i]);
 	}
@@ -274,7 +294,7 @@ static int *find_cols(const pn_tsv *in, const char *list, const char *opt,
 			if (cols[i] == k)
 				pn_usage_error("column '%s' named twice in %s",
 					       c, opt);
-		for (int i = 0; i < NMETRICS; i++)
+		for (int i = 0; i < NMETRICS + 1; i++)
 			if (strcmp(c, metric_names[i]) == 0)
 				pn_usage_error("column '%s' cannot be used in "
 					       "%s: the output has a column "
@@ -316,9 +336,10 @@ typedef struct {
 	long rows, skipped;
 } tally;
 
-/* Add one pair; key is the row's by values (NULL without --by). */
+/* Add one pair, and its interval iv[0..2) unless NULL; key is the row's by
+ * values (NULL without --by). */
 static void tally_add(tally *t, const char *key, double m, double p,
-		      const char *path, long line)
+		      const double *iv, const char *path, long line)
 {
 	pn_metrics *acc[2];
 	int nacc = 0;
@@ -333,6 +354,8 @@ static void tally_add(tally *t, const char *key, double m, double p,
 				  "is 0: APE undefined");
 		if (rc != PN_METRICS_OK)
 			PN_BUG("non-finite value from the reader");
+		if (iv)
+			pn_metrics_cover(acc[i], m, iv[0], iv[1]);
 	}
 }
 
@@ -356,12 +379,22 @@ static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
 
 #define BATCH 4096
 
-/* Rows read and not yet written: their text around the prediction, line,
- * measured value and by key. */
+/* The columns written into each row: the prediction, and with --interval
+ * its bounds, in the order they stand in the output (value[j]: 0 the
+ * prediction, 1 the lower, 2 the upper bound). */
+typedef struct {
+	int n;
+	int value[3];
+	double level;           /* --interval: the probability */
+} inserts;
+
+/* Rows read and not yet written: their text around the inserted columns,
+ * line, measured value and by key. */
 typedef struct {
 	char *text;
 	size_t len, cap;
-	size_t *pre, *post, *end, *key;    /* offsets into text */
+	size_t *pre, *at, *end, *key;      /* offsets into text; at: 3 a row,
+					      where inserts go */
 	long *line;
 	double *meas;
 	signed char *use;                  /* 1: measured value to tally */
@@ -378,33 +411,63 @@ static void batch_put(batch *b, const char *s, size_t n)
 	b->len += n;
 }
 
-/* Write the rows of b with their predictions, and tally them. */
-static void batch_flush(batch *b, pn_predictor *pr, double *pred, FILE *out,
+/* Write the rows of b with their predictions (and intervals), and tally
+ * them. */
+static void batch_flush(batch *b, pn_predictor *pr, double *pred,
+			const pn_model **which, const inserts *ins, FILE *out,
 			tally *t, const char *path)
 {
-	pn_predictor_flush(pr, pred);
+	pn_predictor_flush_models(pr, pred, which);
 	for (size_t r = 0; r < b->n; r++) {
 		if (!isfinite(pred[r]))
 			pn_die_at(PN_EXIT_DATA, path, b->line[r], "the "
 				  "prediction is not finite");
-		char num[40];
-		int nn = pn_fmt_num(num, pred[r]);
-		fwrite(b->text + b->pre[r], 1, b->post[r] - b->pre[r], out);
-		fwrite(num, 1, (size_t)nn, out);
-		fwrite(b->text + b->post[r], 1, b->end[r] - b->post[r], out);
+		double v[3] = {pred[r], NAN, NAN};
+		if (ins->n > 1) {
+			double k = pn_interval_factor(which[r], 0, ins->level);
+			if (isnan(k))
+				pn_die_at(PN_EXIT_DATA, path, b->line[r],
+					  "the %s model has no leave-one-"
+					  "device-out record for --interval "
+					  "(fit it with pn-fit --logo)",
+					  which[r]->layer);
+			v[1] = pred[r] / k;
+			v[2] = pred[r] * k;
+		}
+		const size_t *at = b->at + 3 * r;
+		size_t from = b->pre[r];
+		for (int j = 0; j < ins->n; j++) {
+			char num[40];
+			int nn = pn_fmt_num(num, v[ins->value[j]]);
+			fwrite(b->text + from, 1, at[j] - from, out);
+			fwrite(num, 1, (size_t)nn, out);
+			from = at[j];
+		}
+		fwrite(b->text + from, 1, b->end[r] - from, out);
 		putc('\n', out);
 		if (b->use[r])
 			tally_add(t, t->by ? b->text + b->key[r] : NULL,
-				  b->meas[r], pred[r], path, b->line[r]);
+				  b->meas[r], pred[r], ins->n > 1 ? v + 1
+				  : NULL, path, b->line[r]);
 	}
 	b->n = 0;
 	b->len = 0;
 }
 
+/* The column names of the bounds of predicted: COL_lo and COL_hi. */
+static char *bound_name(const char *predicted, const char *end)
+{
+	size_t n = strlen(predicted) + strlen(end) + 1;
+	char *s = pn_xmalloc(n);
+	snprintf(s, n, "%s%s", predicted, end);
+	return s;
+}
+
 static int run_model(const char *model, const char *path, const char *output,
 		     const char *metrics, int format, int format_given,
 		     const char *measured, int measured_given,
-		     const char *predicted, tally *t, int skip_na)
+		     const char *predicted, tally *t, int skip_na,
+		     double level)
 {
 	pn_modelset *ms = pn_modelset_load(model);
 	pn_tsv *in = pn_tsv_open(path);
@@ -416,28 +479,59 @@ static int run_model(const char *model, const char *path, const char *output,
 	int lcol = pn_tsv_find(in, "layer");
 	int cm = measured_given || metrics ? pn_tsv_col(in, measured)
 					   : pn_tsv_find(in, measured);
-	int cp = pn_tsv_find(in, predicted);
 	if (t->by)
 		t->bycol = find_cols(in, t->by, "--by", &t->nby);
+
+	/* the inserted columns: replaced where they stand, else appended in
+	 * the order prediction, lower, upper bound */
+	inserts ins = {.n = level > 0 ? 3 : 1, .level = level};
+	char *iname[3] = {pn_xstrdup(predicted), NULL, NULL};
+	if (ins.n > 1) {
+		iname[1] = bound_name(predicted, "_lo");
+		iname[2] = bound_name(predicted, "_hi");
+	}
+	int icol[3], slot_of[3] = {-1, -1, -1};  /* slot_of: by value */
+	for (int k = 0; k < ins.n; k++)
+		icol[k] = pn_tsv_find(in, iname[k]);
+	int *ins_at = pn_xmalloc(((size_t)nc + 1) * sizeof *ins_at);
+	for (int c = 0; c < nc; c++) {
+		ins_at[c] = -1;
+		for (int k = 0; k < ins.n; k++)
+			if (icol[k] == c)
+				ins_at[c] = k;
+	}
+	int nslot = 0;
+	for (int c = 0; c < nc; c++)
+		if (ins_at[c] >= 0)
+			slot_of[ins_at[c]] = nslot++;
+	for (int k = 0; k < ins.n; k++)
+		if (icol[k] < 0)
+			slot_of[k] = nslot++;
+	for (int k = 0; k < ins.n; k++)
+		ins.value[slot_of[k]] = k;
 
 	FILE *out = pn_output_open(output);
 	FILE *mout = cm >= 0 && metrics ? pn_output_open(metrics) : NULL;
 	for (int c = 0; c < nc; c++)
 		fprintf(out, "%s%s", c ? "\t" : "",
-			c == cp ? predicted : names[c]);
-	if (cp < 0)
-		fprintf(out, "%s%s", nc ? "\t" : "", predicted);
+			ins_at[c] >= 0 ? iname[ins_at[c]] : names[c]);
+	for (int k = 0, first = nc == 0; k < ins.n; k++)
+		if (icol[k] < 0) {
+			fprintf(out, "%s%s", first ? "" : "\t", iname[k]);
+			first = 0;
+		}
 	putc('\n', out);
 
 	batch b = {0};
 	b.pre = pn_xmalloc(BATCH * sizeof *b.pre);
-	b.post = pn_xmalloc(BATCH * sizeof *b.post);
+	b.at = pn_xmalloc(3 * BATCH * sizeof *b.at);
 	b.end = pn_xmalloc(BATCH * sizeof *b.end);
 	b.key = pn_xmalloc(BATCH * sizeof *b.key);
 	b.line = pn_xmalloc(BATCH * sizeof *b.line);
 	b.meas = pn_xmalloc(BATCH * sizeof *b.meas);
 	b.use = pn_xmalloc(BATCH);
 	double *pred = pn_xmalloc(BATCH * sizeof *pred);
+	const pn_model **which = pn_xmalloc(BATCH * sizeof *which);
 	const char **fields = pn_xmalloc((size_t)nc * sizeof *fields);
 	size_t *lens = pn_xmalloc((size_t)nc * sizeof *lens);
 	char *key = NULL;
@@ -467,19 +561,22 @@ static int run_model(const char *model, const char *path, const char *output,
 			}
 		}
 		b.pre[r] = b.len;
+		size_t *at = b.at + 3 * r;
+		int j = 0;
 		for (int c = 0; c < nc; c++) {
 			if (c)
 				batch_put(&b, "\t", 1);
-			if (c == cp)
-				b.post[r] = b.len;   /* the prediction here */
+			if (ins_at[c] >= 0)
+				at[j++] = b.len;   /* an inserted value here */
 			else
 				batch_put(&b, fields[c], lens[c]);
 		}
-		if (cp < 0) {
-			if (nc)
-				batch_put(&b, "\t", 1);
-			b.post[r] = b.len;
-		}
+		for (int k = 0; k < ins.n; k++)
+			if (icol[k] < 0) {
+				if (nc || j)
+					batch_put(&b, "\t", 1);
+				at[j++] = b.len;
+			}
 		b.end[r] = b.len;
 		if (t->by) {
 			const char *k = row_key(in, t->bycol, t->nby, &key,
@@ -488,9 +585,10 @@ static int run_model(const char *model, const char *path, const char *output,
 			batch_put(&b, k, strlen(k) + 1);
 		}
 		if (b.n == BATCH)
-			batch_flush(&b, pr, pred, out, t, pn_tsv_path(in));
+			batch_flush(&b, pr, pred, which, &ins, out, t,
+				    pn_tsv_path(in));
 	}
-	batch_flush(&b, pr, pred, out, t, pn_tsv_path(in));
+	batch_flush(&b, pr, pred, which, &ins, out, t, pn_tsv_path(in));
 	if (t->rows == 0)
 		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
 	if (cm >= 0 && t->skipped == t->rows)
@@ -517,9 +615,13 @@ static int run_model(const char *model, const char *path, const char *output,
 	free(fields);
 	free(lens);
 	free(pred);
+	free(which);
+	free(ins_at);
+	for (int k = 0; k < 3; k++)
+		free(iname[k]);
 	free(b.text);
 	free(b.pre);
-	free(b.post);
+	free(b.at);
 	free(b.end);
 	free(b.key);
 	free(b.line);
@@ -541,9 +643,14 @@ int main(int argc, char **argv)
 	const char *output = NULL, *model = NULL, *metrics = NULL;
 	int total = 0, skip_na = 0, format = FMT_TSV, format_given = 0;
 	int measured_given = 0, c;
+	double level = 0;       /* --interval: its probability */
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-eval: " */
-	while ((c = getopt_long(argc, argv, "b:m:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:m:o:I::h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'I':
+			level = optarg ? pn_interval_level("--interval", optarg)
+				       : 0.9;
+			break;
 		case 'b':
 			by = optarg;
 			break;
@@ -606,6 +713,7 @@ int main(int argc, char **argv)
 		pn_usage_error("the model and the rows cannot both come from "
 			       "standard input");
 
+	with_cover = level > 0;
 	tally t = {0};
 	t.by = by;
 	t.want_all = !by || total;
@@ -613,7 +721,7 @@ int main(int argc, char **argv)
 	if (model) {
 		int rc = run_model(model, path, output, metrics, format,
 				   format_given, measured, measured_given,
-				   predicted, &t, skip_na);
+				   predicted, &t, skip_na, level);
 		free(t.bycol);
 		groups_free(&t.gs);
 		pn_metrics_free(&t.all);
@@ -622,7 +730,15 @@ int main(int argc, char **argv)
 
 	pn_tsv *in = pn_tsv_open(path);
 	int cm = pn_tsv_col(in, measured);
-	predictor pred = {pn_tsv_col(in, predicted)};
+	predictor pred = {pn_tsv_col(in, predicted), -1, -1};
+	if (level > 0) {
+		char *lo = bound_name(predicted, "_lo");
+		char *hi = bound_name(predicted, "_hi");
+		pred.lo = pn_tsv_col(in, lo);
+		pred.hi = pn_tsv_col(in, hi);
+		free(lo);
+		free(hi);
+	}
 	if (by)
 		t.bycol = find_cols(in, by, "--by", &t.nby);
 
@@ -630,14 +746,14 @@ int main(int argc, char **argv)
 	size_t keycap = 0;
 	while (pn_tsv_read(in)) {
 		t.rows++;
-		double m, p;
-		if (!row_values(in, cm, &pred, skip_na, &m, &p)) {
+		double m, p, iv[2];
+		if (!row_values(in, cm, &pred, skip_na, &m, &p, iv)) {
 			t.skipped++;
 			continue;
 		}
 		tally_add(&t, by ? row_key(in, t.bycol, t.nby, &key, &keycap)
-				 : NULL, m, p, pn_tsv_path(in),
-			  pn_tsv_lineno(in));
+				 : NULL, m, p, level > 0 ? iv : NULL,
+			  pn_tsv_path(in), pn_tsv_lineno(in));
 	}
 	if (t.rows == 0)
 		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");

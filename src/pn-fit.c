@@ -34,6 +34,12 @@ static const char usage[] =
 "  -L, --log-features    take every non-negative numeric feature as ln(x)\n"
 "  -v, --val FILE        validation rows: early stopping (gbdt, xgb, mlp) and\n"
 "                        the --auto comparison\n"
+"      --logo            leave one device out: refit the chosen family once\n"
+"                        without each device of the rows (at least 3), and\n"
+"                        record in the model how it missed that device: the\n"
+"                        error to expect on a GPU never measured, which\n"
+"                        pn-eval and pn-sum --interval turn into intervals\n"
+"                        (needs --log-target or --relative)\n"
 "  -p, --param NAME=VALUE  a family hyper-parameter (repeatable)\n"
 "  -s, --seed N          seed of every random choice (default 1)\n"
 "      --by-layer        one model per value of the layer column (default)\n"
@@ -55,7 +61,7 @@ static const char usage[] =
 "feature per value seen.\n"
 "Families and their parameters: see pn-fit(1).\n";
 
-enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_VERSION };
+enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"family", required_argument, NULL, 'f'},
@@ -66,6 +72,7 @@ static const struct option longopts[] = {
 	{"relative", optional_argument, NULL, 'r'},
 	{"log-features", no_argument, NULL, 'L'},
 	{"val", required_argument, NULL, 'v'},
+	{"logo", no_argument, NULL, OPT_LOGO},
 	{"param", required_argument, NULL, 'p'},
 	{"seed", required_argument, NULL, 's'},
 	{"by-layer", no_argument, NULL, OPT_BY_LAYER},
@@ -639,6 +646,7 @@ typedef struct {
 	pn_params *par;
 	int *ever_used;         /* per param, over every fit */
 	int by_layer;
+	int logo;               /* --logo */
 } fitctx;
 
 /* Standardise x in place with per-feature mean and sd (numeric features of
@@ -829,6 +837,117 @@ static struct {
 	int nauto;
 } cur;
 
+/* --logo's folds.  Static so that everything stays reachable when a data
+ * error ends the program half-way (LeakSanitizer). */
+static struct {
+	strset dev;
+	double *x, *y, *vx, *vy, *xs, *pred;
+} lo;
+
+/* Rows of group rows[0..n) (encoded x, target y) whose device is (keep 0)
+ * or is not (keep 1) dev, into *xo, *yo; returns their count. */
+static size_t rows_of(const table *t, int dc, const size_t *rows, size_t n,
+		      const double *x, const double *y, size_t p,
+		      const char *dev, int keep, double *xo, double *yo)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((strcmp(cell(t, rows[i], dc), dev) != 0) != keep)
+			continue;
+		memcpy(xo + k * p, x + i * p, p * sizeof *x);
+		yo[k++] = y[i];
+	}
+	return k;
+}
+
+/* Refit best's family without each device of the group in turn, predict
+ * that device's rows and record the error, ln(predicted / measured): the
+ * target is fitted on a log scale, so it is the difference. */
+static void leave_devices_out(fitctx *cx, pn_model *best, const char *layer,
+			      size_t p, size_t n, size_t nv)
+{
+	const table *t = cx->t;
+	int dc = table_col(t, "device");
+	int vdc = nv ? table_col(cx->val, "device") : -1;
+	for (size_t i = 0; i < n; i++) {
+		if (cell_na(t, cur.rows[i], dc))
+			pn_die_at(PN_EXIT_DATA, t->path, t->line[cur.rows[i]],
+				  "column 'device': value is %s (--logo)",
+				  cell_len(t, cur.rows[i], dc) ? "NA" :
+				  "empty");
+		if (strpbrk(cell(t, cur.rows[i], dc), " "))
+			pn_die_at(PN_EXIT_DATA, t->path, t->line[cur.rows[i]],
+				  "column 'device': '%.40s' has a space and "
+				  "cannot be recorded in a model (--logo)",
+				  cell(t, cur.rows[i], dc));
+		strset_add(&lo.dev, cell(t, cur.rows[i], dc));
+	}
+	strset_sort(&lo.dev);
+	if (lo.dev.n < 3)
+		pn_die_at(PN_EXIT_DATA, t->path, 0, "--logo needs rows of at "
+			  "least 3 devices; layer '%s' has %d", layer,
+			  lo.dev.n);
+	lo.x = pn_xmalloc(n * p * sizeof *lo.x);
+	lo.y = pn_xmalloc(n * sizeof *lo.y);
+	lo.xs = pn_xmalloc(n * p * sizeof *lo.xs);
+	lo.pred = pn_xmalloc(n * sizeof *lo.pred);
+	if (nv) {
+		lo.vx = pn_xmalloc(nv * p * sizeof *lo.vx);
+		lo.vy = pn_xmalloc(nv * sizeof *lo.vy);
+	}
+	for (int d = 0; d < lo.dev.n; d++) {
+		const char *dev = lo.dev.s[d];
+		size_t nin = rows_of(t, dc, cur.rows, n, cur.x, cur.y, p, dev,
+				     1, lo.x, lo.y);
+		/* validation rows of the device left out would tell the
+		 * early stopping about it */
+		size_t nvin = nv ? rows_of(cx->val, vdc, cur.vrows, nv, cur.vx,
+					   cur.vy, p, dev, 1, lo.vx, lo.vy)
+				 : 0;
+		char err[256];
+		double vr;
+		pn_model *m = fit_family(cx, best->family, layer, &cur.fs, p,
+					 lo.x, lo.y, nin, lo.vx, lo.vy, nvin,
+					 cur.floor, &vr, err);
+		if (!m) {
+			progress_done();
+			pn_die(PN_EXIT_DATA, "layer '%s': --logo fit without "
+			       "device '%s': %s", layer, dev, err);
+		}
+		size_t nout = rows_of(t, dc, cur.rows, n, cur.x, cur.y, p, dev,
+				      0, lo.x, lo.y);
+		for (size_t i = 0; i < nout; i++)
+			for (size_t j = 0; j < p; j++)
+				lo.xs[i * p + j] = (lo.x[i * p + j] -
+						    m->feat[j].mean) /
+						   m->feat[j].sd;
+		m->family->predict(m->state, lo.xs, nout, p, lo.pred);
+		long double s = 0, ss = 0;
+		for (size_t i = 0; i < nout; i++)
+			s += lo.pred[i] - lo.y[i];
+		double mean = (double)(s / (long double)nout);
+		for (size_t i = 0; i < nout; i++) {
+			double e = lo.pred[i] - lo.y[i] - mean;
+			ss += (long double)e * e;
+		}
+		double sd = sqrt((double)(ss / (long double)nout));
+		pn_model_free(m);
+		if (!isfinite(mean) || !isfinite(sd))
+			pn_die(PN_EXIT_DATA, "layer '%s': --logo: the fit "
+			       "without device '%s' predicts its rows out of "
+			       "range", layer, dev);
+		pn_model_add_logo(best, dev, nout, mean, sd);
+	}
+	free(lo.x);
+	free(lo.y);
+	free(lo.xs);
+	free(lo.pred);
+	free(lo.vx);
+	free(lo.vy);
+	free(lo.dev.s);
+	memset(&lo, 0, sizeof lo);
+}
+
 static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 {
 	const table *t = cx->t;
@@ -946,6 +1065,8 @@ static pn_model *fit_group(fitctx *cx, const char *layer, int first)
 		pn_die(PN_EXIT_DATA, "layer '%s': every family failed", layer);
 	}
 
+	if (cx->logo)
+		leave_devices_out(cx, best, layer, p, n, nv);
 	pn_model_add_info(best, "rows %zu", n);
 	char *s;
 	distinct(t, cur.rows, n, "device", &s);
@@ -993,7 +1114,8 @@ int main(int argc, char **argv)
 	const char *family = "rf", *features = "cocmct", *tgt = "time_ms";
 	const char *valpath = NULL, *output = NULL;
 	const char *base = NULL;
-	int log_target = 0, logfeat = 0, autofit = 0, by_layer = 1, c;
+	int log_target = 0, logfeat = 0, autofit = 0, by_layer = 1, logo = 0;
+	int c;
 	uint64_t seed = 1;
 	static pn_params par;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-fit: " */
@@ -1002,6 +1124,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'f': family = optarg; break;
 		case OPT_AUTO: autofit = 1; break;
+		case OPT_LOGO: logo = 1; break;
 		case 'F': features = optarg; break;
 		case 't': tgt = optarg; break;
 		case 'l': log_target = 1; break;
@@ -1040,6 +1163,9 @@ int main(int argc, char **argv)
 	if (base && log_target)
 		pn_usage_error("--relative and --log-target exclude each other "
 			       "(--relative fits a log already)");
+	if (logo && !log_target && !base)
+		pn_usage_error("--logo needs --log-target or --relative (it "
+			       "records errors on a log scale)");
 	if (base && strcmp(base, tgt) == 0)
 		pn_usage_error("--relative '%s' is the target itself", base);
 	int set = named_set(features);
@@ -1082,7 +1208,7 @@ int main(int argc, char **argv)
 		.target = tgt, .log = log_target, .base = base,
 		.logfeat = logfeat, .seed = seed,
 		.autofit = autofit, .family = fam, .par = &par,
-		.ever_used = ever, .by_layer = lcol >= 0,
+		.ever_used = ever, .by_layer = lcol >= 0, .logo = logo,
 	};
 	pn_model **models = pn_xmalloc((size_t)layers.n * sizeof *models);
 	for (int i = 0; i < layers.n; i++)

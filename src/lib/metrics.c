@@ -49,10 +49,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+void pn_metrics_cover(pn_metrics *m, double meas, double lo, double hi)
+{
+	m->ncover++;
+	m->ninside += lo <= meas && meas <= hi;
+}
+
 void pn_metrics_result(pn_metrics *m, pn_metrics_res *r)
 {
 	long n = m->n;
 	r->n = n;
+	r->cover = m->ncover ? 100.0 * (double)m->ninside / (double)m->ncover
+			     : NAN;
 	if (n == 0) {
 		r->rmse = r->mae = r->mape = r->mdape = r->maxape = r->r2 = NAN;
 		return;

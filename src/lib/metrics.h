@@ -12,6 +12,10 @@
  *   r2     = 1 - SS_res / SS_tot, SS_res = sum(e^2),
  *            SS_tot = sum((meas - mean(meas))^2)
  *
+ * With intervals (pn_metrics_cover), an eighth:
+ *
+ *   cover  = 100 * (pairs with lo <= meas <= hi) / (pairs given an interval)
+ *
  * Sums are kept in long double and SS_tot by Welford's update, so the
  * results agree with an exact computation to about 1e-12 relative for any
  * input that fits in a double.  Memory is one double per pair (the APE
@@ -41,6 +45,7 @@ typedef struct {
 	double max_ape;
 	double *ape;             /* the APE of every pair, for the median */
 	size_t cap;
+	long ncover, ninside;    /* pairs given an interval, and inside it */
 } pn_metrics;
 
 /* The results.  A value that is undefined is NAN: every field but n when
@@ -48,6 +53,7 @@ typedef struct {
 typedef struct {
 	long n;
 	double rmse, mae, mape, mdape, maxape, r2;
+	double cover;            /* NAN when no pair was given an interval */
 } pn_metrics_res;
 
 /* Return codes of pn_metrics_add(). */
@@ -67,6 +73,10 @@ void pn_metrics_free(pn_metrics *m);
  * case nothing is added and the caller reports the error (with its file
  * and line).  Dies only when out of memory. */
 int pn_metrics_add(pn_metrics *m, double meas, double pred);
+
+/* Count whether meas lies in the interval [lo, hi] of a pair (added with
+ * pn_metrics_add as well). */
+void pn_metrics_cover(pn_metrics *m, double meas, double lo, double hi);
 
 /* Compute the results of the pairs added so far.  Reorders the stored APE
  * values (to find the median) but otherwise leaves m as it was: more pairs

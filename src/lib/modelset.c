@@ -55,6 +55,14 @@ void pn_model_write(FILE *f, const pn_model *m)
 	}
 	for (int i = 0; i < m->ninfo; i++)
 		fprintf(f, "info %s\n", m->info[i]);
+	for (int i = 0; i < m->nlogo; i++) {
+		const pn_logo *l = &m->logo[i];
+		char bias[40], sd[40];
+		check_word("logo device", l->device);
+		pn_fmt_num(bias, l->bias);
+		pn_fmt_num(sd, l->sd);
+		fprintf(f, "logo %s %zu %s %s\n", l->device, l->n, bias, sd);
+	}
 	fputs("body\n", f);
 	m->family->save(m->state, f);
 	fputs("end\n", f);
@@ -85,6 +93,27 @@ void pn_model_add_info(pn_model *m, const char *fmt, ...)
 	m->info[m->ninfo++] = pn_xstrdup(buf);
 }
 
+void pn_model_add_logo(pn_model *m, const char *device, size_t n,
+		       double bias, double sd)
+{
+	if (!isfinite(bias) || !isfinite(sd) || sd < 0 || n == 0)
+		PN_BUG("bad leave-one-device-out record");
+	m->logo = pn_xrealloc(m->logo, (size_t)(m->nlogo + 1) *
+			      sizeof *m->logo);
+	m->logo[m->nlogo++] = (pn_logo){pn_xstrdup(device), n, bias, sd};
+}
+
+double pn_model_spread(const pn_model *m, int whole)
+{
+	if (!m || m->nlogo == 0)
+		return NAN;
+	double s = 0;
+	for (int i = 0; i < m->nlogo; i++)
+		s += m->logo[i].bias * m->logo[i].bias +
+		     (whole ? 0 : m->logo[i].sd * m->logo[i].sd);
+	return sqrt(s / m->nlogo);
+}
+
 void pn_model_free(pn_model *m)
 {
 	if (!m)
@@ -103,6 +132,9 @@ void pn_model_free(pn_model *m)
 	for (int i = 0; i < m->ninfo; i++)
 		free(m->info[i]);
 	free(m->info);
+	for (int i = 0; i < m->nlogo; i++)
+		free(m->logo[i].device);
+	free(m->logo);
 	free(m->layer);
 	free(m->target);
 	free(m->base);
@@ -163,6 +195,27 @@ static double header_num(pn_mreader *r, const char *what, const char *s)
 	if (pn_parse_num(s, strlen(s), &v) < 0)
 		pn_mread_die(r, "%s: '%.40s' is not a number", what, s);
 	return v;
+}
+
+/* "logo DEVICE N BIAS SD" */
+static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
+{
+	if (n != 5)
+		pn_mread_die(r, "'logo' needs a device, a row count, a bias "
+			     "and an sd");
+	double rows = header_num(r, "logo rows", tok[2]);
+	if (rows < 1 || rows > 1e15 || rows != floor(rows))
+		pn_mread_die(r, "logo rows: '%.40s' is not a count of at "
+			     "least 1", tok[2]);
+	double bias = header_num(r, "logo bias", tok[3]);
+	double sd = header_num(r, "logo sd", tok[4]);
+	if (sd < 0)
+		pn_mread_die(r, "logo sd: '%.40s' is negative", tok[4]);
+	for (int i = 0; i < m->nlogo; i++)
+		if (strcmp(m->logo[i].device, tok[1]) == 0)
+			pn_mread_die(r, "logo: device '%.40s' listed twice",
+				     tok[1]);
+	pn_model_add_logo(m, tok[1], (size_t)rows, bias, sd);
 }
 
 /* A model whose "pn-model" line has been read; reads through "end". */
@@ -240,7 +293,7 @@ static pn_model *read_model(pn_mreader *r)
 		s = pn_mread_raw(r);
 		if (!s)
 			pn_mread_die(r, "unexpected end of file, want 'body'");
-		char *tok[4];
+		char *tok[6];
 		if (strncmp(s, "info ", 5) == 0) {
 			char *v = s + 5;
 			while (*v == ' ')
@@ -250,9 +303,13 @@ static pn_model *read_model(pn_mreader *r)
 			pn_model_add_info(m, "%s", v);
 			continue;
 		}
-		int n = split(s, tok, 4);
+		int n = split(s, tok, 6);
 		if (n == 1 && strcmp(tok[0], "body") == 0)
 			break;
+		if (n >= 1 && strcmp(tok[0], "logo") == 0) {
+			read_logo(r, m, tok, n);
+			continue;
+		}
 		if (n >= 1 && strcmp(tok[0], "param") == 0) {
 			if (n != 3)
 				pn_mread_die(r, "'param' needs a name and a "
@@ -260,7 +317,7 @@ static pn_model *read_model(pn_mreader *r)
 			pn_model_add_param(m, tok[1], tok[2]);
 			continue;
 		}
-		pn_mread_die(r, "'%.40s', want param, info or body",
+		pn_mread_die(r, "'%.40s', want param, info, logo or body",
 			     n ? tok[0] : "");
 	}
 	pn_mread_begin(r);
@@ -581,6 +638,12 @@ size_t pn_predictor_pending(const pn_predictor *p)
 
 void pn_predictor_flush(pn_predictor *p, double *out)
 {
+	pn_predictor_flush_models(p, out, NULL);
+}
+
+void pn_predictor_flush_models(pn_predictor *p, double *out,
+			       const pn_model **which)
+{
 	for (int i = 0; i < p->nm; i++) {
 		slot *s = &p->s[i];
 		if (!s->cnt)
@@ -595,8 +658,11 @@ void pn_predictor_flush(pn_predictor *p, double *out)
 			for (size_t j = 0; j < s->cnt; j++)
 				s->y[j] = exp(s->y[j]);
 	}
-	for (size_t r = 0; r < p->nrows; r++)
+	for (size_t r = 0; r < p->nrows; r++) {
 		out[r] = p->s[p->row_model[r]].y[p->row_at[r]];
+		if (which)
+			which[r] = p->s[p->row_model[r]].m;
+	}
 	for (int i = 0; i < p->nm; i++)
 		p->s[i].cnt = 0;
 	p->nrows = 0;

@@ -36,6 +36,15 @@ typedef struct {
 	double mean, sd;    /* sd > 0 */
 } pn_feature;
 
+/* How the model's family, refitted without one training device, missed that
+ * device's rows (pn-fit --logo): the mean (bias) and standard deviation of
+ * ln(predicted / measured) over its n rows. */
+typedef struct {
+	char *device;
+	size_t n;
+	double bias, sd;    /* finite; sd >= 0 */
+} pn_logo;
+
 typedef struct {
 	const pn_family *family;
 	char *layer;        /* a layer value, or "*" for any */
@@ -49,6 +58,8 @@ typedef struct {
 	char **pname, **pvalue;   /* hyper-parameters, as given */
 	int ninfo;
 	char **info;        /* "key value...", provenance */
+	int nlogo;
+	pn_logo *logo;      /* leave-one-device-out errors, nlogo of them */
 	void *state;        /* the family's fitted state */
 } pn_model;
 
@@ -65,6 +76,16 @@ void pn_model_write(FILE *f, const pn_model *m);
 void pn_model_add_param(pn_model *m, const char *name, const char *value);
 void pn_model_add_info(pn_model *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Record the leave-one-device-out error on one device (pn_logo). */
+void pn_model_add_logo(pn_model *m, const char *device, size_t n,
+		       double bias, double sd);
+/* The spread, in ln(predicted / measured), of the model's error on a GPU
+ * that was not in its training rows, from its leave-one-device-out
+ * records: with whole = 0, of one row's prediction, sqrt(mean over devices
+ * of bias^2 + sd^2); with whole = 1, of a sum over many rows of one GPU,
+ * where the rows' own scatter averages out and the device's bias stays,
+ * sqrt(mean of bias^2).  NAN when the model has no such record. */
+double pn_model_spread(const pn_model *m, int whole);
 /* Free m, its family state included (m may be NULL). */
 void pn_model_free(pn_model *m);
 
@@ -113,6 +134,10 @@ size_t pn_predictor_pending(const pn_predictor *p);
  * target's units (the log transform undone; logratio: times the row's base
  * column), and empty the queue. */
 void pn_predictor_flush(pn_predictor *p, double *out);
+/* pn_predictor_flush, and also the model that predicted each row into
+ * which[0..pending). */
+void pn_predictor_flush_models(pn_predictor *p, double *out,
+			       const pn_model **which);
 /* The reason for the last -2 (or -1: "no model for layer 'x'"). */
 const char *pn_predictor_error(const pn_predictor *p);
 

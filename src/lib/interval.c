@@ -1,0 +1,27 @@
+/* interval.c - prediction intervals for unmeasured GPUs (see interval.h). */
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "err.h"
+#include "interval.h"
+#include "tsv.h"
+
+double pn_interval_factor(const pn_model *m, int whole, double level)
+{
+	double s = pn_model_spread(m, whole);
+	if (isnan(s))
+		return NAN;
+	double t = gsl_cdf_tdist_Pinv((1 + level) / 2, (double)m->nlogo);
+	return exp(s * t);
+}
+
+double pn_interval_level(const char *opt, const char *s)
+{
+	double v;
+	if (pn_parse_num(s, strlen(s), &v) < 0 || !(v > 0 && v < 100))
+		pn_usage_error("invalid %s '%s': want a percentage more than 0 "
+			       "and less than 100", opt, s);
+	return v / 100;
+}

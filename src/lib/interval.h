@@ -1,0 +1,33 @@
+/* interval.h - prediction intervals for GPUs that were never measured.
+ *
+ * A model fitted with pn-fit --logo records, per training device, how the
+ * same family refitted without that device missed its rows (pn_logo in
+ * modelset.h).  Those errors stand for the error on a new GPU: ln(measured
+ * / predicted) is taken to be spread * T, T a Student t variable with as
+ * many degrees of freedom as devices (the spread is estimated from that
+ * few), spread as pn_model_spread gives it.  So the interval of probability
+ * level is
+ *
+ *   [pred / k, pred * k],  k = exp(spread * t_{(1 + level) / 2, D}),
+ *
+ * for one row (whole = 0) or for a sum over many rows of one GPU (whole =
+ * 1: only the devices' biases, which do not average out).  Rows of
+ * different models are summed bound by bound: a GPU's errors on different
+ * layer types are taken as fully correlated, which makes a sum's interval
+ * as wide as it can be and no wider.
+ */
+#ifndef PN_INTERVAL_H
+#define PN_INTERVAL_H
+
+#include "modelset.h"
+
+/* The factor k >= 1 above, for 0 < level < 1; NAN when the model has no
+ * leave-one-device-out record. */
+double pn_interval_factor(const pn_model *m, int whole, double level);
+
+/* Parse a --interval LEVEL in percent ("90", "95.5": more than 0, less
+ * than 100) into a probability; dies with a usage error naming opt
+ * otherwise. */
+double pn_interval_level(const char *opt, const char *s);
+
+#endif
