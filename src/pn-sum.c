@@ -12,6 +12,7 @@
 #include "err.h"
 #include "featurize.h"
 #include "gpuspec.h"
+#include "interval.h"
 #include "layer.h"
 #include "modelset.h"
 #include "tsv.h"
@@ -33,6 +34,10 @@ static const char usage[] =
 "  -n, --dataset-size N    samples per epoch (default: one batch); the last\n"
 "                          batch holds what is left\n"
 "  -p, --per-layer         one row per layer and GPU instead of the summary\n"
+"  -I, --interval[=LEVEL]  add the LEVEL% interval (default 90) of every\n"
+"                          time, for GPUs the models never saw (models\n"
+"                          fitted with pn-fit --logo; roofline rows add no\n"
+"                          width)\n"
 "      --format FMT        tsv (the default) or md: a markdown table with\n"
 "                          numbers to 4 significant digits\n"
 "      --plot FILE         draw epoch time and cost per GPU (PNG, gnuplot)\n"
@@ -43,8 +48,10 @@ static const char usage[] =
 "\n"
 "Summary columns: rank device source fwd_ms bwd_ms acc_ms train_ms\n"
 "iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank, one row per\n"
-"GPU by rising epoch time.  Per-layer columns: the network's, then device\n"
-"source time_ms total_ms.  The network format: see pn-sum(1).\n";
+"GPU by rising epoch time; with --interval also iteration_lo_ms\n"
+"iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns: the network's,\n"
+"then device source time_ms total_ms [time_lo_ms time_hi_ms].  The network\n"
+"format: see pn-sum(1).\n";
 
 enum { PH_FWD, PH_BWD, PH_ACC, PH_TRAIN, PH_N };
 static const char *const phases[PH_N] = {"fwd", "bwd", "acc", "train"};
@@ -246,7 +253,16 @@ typedef struct {
 	char buf[X_N + 3][32];
 	long *pending;          /* row of each queued prediction */
 	double *out;
+	const pn_model **which; /* the model of each queued prediction */
+	double level;           /* --interval: its probability, else 0 */
 } modelpath;
+
+/* The interval factors of each predicted time (interval.h): of the row
+ * alone, and of the row as part of a sum; 1 for roofline rows.  NULL
+ * without --interval. */
+typedef struct {
+	double *one, *sum;
+} factors;
 
 /* Rows queued before a flush: one family->predict call per model and
  * flush, so queue many (xgboost's threads cost ~1 ms per call). */
@@ -273,22 +289,30 @@ static void model_init(modelpath *mp, const pn_modelset *ms,
 	mp->p = pn_predictor_new(ms, mp->ncols, mp->name);
 	mp->pending = pn_xmalloc(QUEUE * sizeof *mp->pending);
 	mp->out = pn_xmalloc(QUEUE * sizeof *mp->out);
+	mp->which = pn_xmalloc(QUEUE * sizeof *mp->which);
 }
 
-static void model_flush(modelpath *mp, double *t)
+static void model_flush(modelpath *mp, double *t, const factors *k)
 {
 	size_t n = pn_predictor_pending(mp->p);
 	if (n == 0)
 		return;
-	pn_predictor_flush(mp->p, mp->out);
-	for (size_t j = 0; j < n; j++)
+	pn_predictor_flush_models(mp->p, mp->out, mp->which);
+	for (size_t j = 0; j < n; j++) {
 		t[mp->pending[j]] = mp->out[j];
+		if (k->one) {
+			k->one[mp->pending[j]] = pn_interval_factor(
+				mp->which[j], 0, mp->level);
+			k->sum[mp->pending[j]] = pn_interval_factor(
+				mp->which[j], 1, mp->level);
+		}
+	}
 }
 
 /* Queue row i, its time to go to t[at]. */
 static void model_push(modelpath *mp, const network *net, long i, long at,
 		       const pn_layer *l, double traffic, const pn_gpu *g,
-		       double *t)
+		       double *t, const factors *kf)
 {
 	const netrow *r = &net->r[i];
 	for (int c = 0; c < net->ncols; c++)
@@ -324,7 +348,7 @@ static void model_push(modelpath *mp, const network *net, long i, long at,
 		}
 	}
 	if (pn_predictor_pending(mp->p) == QUEUE)
-		model_flush(mp, t);
+		model_flush(mp, t, kf);
 	size_t k = pn_predictor_pending(mp->p);
 	if (pn_predictor_push(mp->p, pn_layer_name(l->type), mp->field,
 			      NULL) != 0)
@@ -334,10 +358,11 @@ static void model_push(modelpath *mp, const network *net, long i, long at,
 }
 
 /* Time of every row (one instance, ms) at `batch` samples on each of the
- * ndev GPUs into t[d * rows + i]; model rows of every GPU are predicted
- * together. */
+ * ndev GPUs into t[d * rows + i], and with --interval its factors into k;
+ * model rows of every GPU are predicted together. */
 static void predict(const network *net, modelpath *mp, double batch,
-		    const pn_gpu *const *dev, int ndev, double *t)
+		    const pn_gpu *const *dev, int ndev, double *t,
+		    const factors *k)
 {
 	for (int d = 0; d < ndev; d++) {
 		double *td = t + (size_t)d * (size_t)net->n;
@@ -346,16 +371,29 @@ static void predict(const network *net, modelpath *mp, double batch,
 			pn_layer l;
 			double traffic;
 			scaled(net, r, batch, &l, &traffic);
-			if (r->model)
+			if (r->model) {
 				model_push(mp, net, i, (long)d * net->n + i,
-					   &l, traffic, dev[d], t);
-			else
-				td[i] = roofline_ms(&l, r->phase, traffic,
-						    dev[d]);
+					   &l, traffic, dev[d], t, k);
+				continue;
+			}
+			td[i] = roofline_ms(&l, r->phase, traffic, dev[d]);
+			if (k->one)
+				k->one[(size_t)d * (size_t)net->n + i] =
+				k->sum[(size_t)d * (size_t)net->n + i] = 1;
 		}
 	}
 	if (mp->p)
-		model_flush(mp, t);
+		model_flush(mp, t, k);
+}
+
+static factors factors_new(size_t n, int want)
+{
+	factors k = {NULL, NULL};
+	if (want) {
+		k.one = pn_xmalloc(n * sizeof *k.one);
+		k.sum = pn_xmalloc(n * sizeof *k.sum);
+	}
+	return k;
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -443,6 +481,7 @@ typedef struct {
 	const pn_gpu *g;
 	double ph[PH_N];        /* per iteration at --batch, ms */
 	double iter_ms, epoch_ms, cost;
+	double iter_lo, iter_hi, epoch_lo, epoch_hi;   /* --interval, ms */
 	int rank, cost_rank;
 } result;
 
@@ -457,7 +496,7 @@ static int by_epoch(const void *a, const void *b)
 /* Draw epoch time (and, when some GPU has a price, cost per epoch) per GPU
  * into path with gnuplot, through a temporary file renamed into place. */
 static void plot(const char *path, const char *net, const result *res,
-		 int nres, double batch, double dataset)
+		 int nres, double batch, double dataset, double level)
 {
 	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >=
@@ -485,11 +524,21 @@ static void plot(const char *path, const char *net, const result *res,
 	if (costs)
 		fprintf(gp, "set multiplot layout 2,1\n");
 	fprintf(gp, "set title \"%s: epoch time per GPU (batch %g, %g "
-		"samples)\"\nset ylabel 'epoch (s)'\n", base, batch, dataset);
-	fprintf(gp, "plot '-' using 0:2:xtic(1) with boxes lc rgb '#4477aa'\n");
+		"samples)", base, batch, dataset);
+	if (level > 0)
+		fprintf(gp, "; bars: %g%% interval on unmeasured GPUs",
+			100 * level);
+	fprintf(gp, "\"\nset ylabel 'epoch (s)'\n");
+	if (level > 0)
+		fprintf(gp, "plot '-' using 0:2:3:4:xtic(1) with boxerrorbars "
+			"lc rgb '#4477aa'\n");
+	else
+		fprintf(gp, "plot '-' using 0:2:xtic(1) with boxes "
+			"lc rgb '#4477aa'\n");
 	for (int i = 0; i < nres; i++)
-		fprintf(gp, "\"%s\" %.17g\n", res[i].g->name,
-			res[i].epoch_ms / 1e3);
+		fprintf(gp, "\"%s\" %.17g %.17g %.17g\n", res[i].g->name,
+			res[i].epoch_ms / 1e3, res[i].epoch_lo / 1e3,
+			res[i].epoch_hi / 1e3);
 	fprintf(gp, "e\n");
 	if (costs) {
 		fprintf(gp, "set title 'cost per epoch (GPUs with a price, "
@@ -550,6 +599,7 @@ int main(int argc, char **argv)
 		{"batch", required_argument, 0, 'b'},
 		{"dataset-size", required_argument, 0, 'n'},
 		{"per-layer", no_argument, 0, 'p'},
+		{"interval", optional_argument, 0, 'I'},
 		{"format", required_argument, 0, OPT_FORMAT},
 		{"plot", required_argument, 0, OPT_PLOT},
 		{"gpuspecs", required_argument, 0, 'g'},
@@ -561,11 +611,12 @@ int main(int argc, char **argv)
 	const char *models = NULL, *devlist = NULL, *specs = NULL, *out = NULL,
 		   *plotfile = NULL;
 	int fallback = 0, all = 0, per_layer = 0, fmt = FMT_TSV, c;
+	double level = 0;
 	double batch = 0, dataset = 0;
 	pn_init("pn-sum");
 	pn_stdout_init();
 	argv[0] = (char *)pn_prog;
-	while ((c = getopt_long(argc, argv, "m:d:b:n:pg:o:h", opts, NULL))
+	while ((c = getopt_long(argc, argv, "m:d:b:n:pI::g:o:h", opts, NULL))
 	       != -1) {
 		switch (c) {
 		case 'm': models = optarg; break;
@@ -586,6 +637,10 @@ int main(int argc, char **argv)
 		case 'b': batch = whole_arg("--batch", optarg); break;
 		case 'n': dataset = whole_arg("--dataset-size", optarg); break;
 		case 'p': per_layer = 1; break;
+		case 'I':
+			level = optarg ? pn_interval_level("--interval", optarg)
+				       : 0.9;
+			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "tsv") == 0)
 				fmt = FMT_TSV;
@@ -676,6 +731,11 @@ int main(int argc, char **argv)
 			pn_die_at(PN_EXIT_DATA, models, 0, "the %s model "
 				  "predicts '%s', not time_ms",
 				  pn_layer_name(t), m->target);
+		if (m && level > 0 && m->nlogo == 0)
+			pn_die_at(PN_EXIT_DATA, models, 0, "the %s model has "
+				  "no leave-one-device-out record for "
+				  "--interval (fit it with pn-fit --logo)",
+				  pn_layer_name(t));
 		net.r[i].model = m != NULL;
 		if (!m && ms && !seen[t] && !fallback)
 			mlen += (size_t)snprintf(missing + mlen,
@@ -690,17 +750,21 @@ int main(int argc, char **argv)
 			  "roofline)", strchr(missing, ',') ? "s" : "",
 			  missing, path, strchr(missing, ',') ? "them" : "it");
 	modelpath mp = {0};
+	mp.level = level;
 	if (ms)
 		model_init(&mp, ms, &net);
 
 	/* Predict every row on every GPU, at the batch and the last batch. */
-	double *t = pn_xmalloc((size_t)net.n * (size_t)ndev * sizeof *t);
+	size_t nt = (size_t)net.n * (size_t)ndev;
+	double *t = pn_xmalloc(nt * sizeof *t);
 	double *tl = NULL;
+	factors kf = factors_new(nt, level > 0), kl = {NULL, NULL};
 	result *res = pn_xcalloc((size_t)ndev, sizeof *res);
-	predict(&net, &mp, batch, dev, ndev, t);
+	predict(&net, &mp, batch, dev, ndev, t, &kf);
 	if (rest > 0) {
-		tl = pn_xmalloc((size_t)net.n * (size_t)ndev * sizeof *tl);
-		predict(&net, &mp, rest, dev, ndev, tl);
+		tl = pn_xmalloc(nt * sizeof *tl);
+		kl = factors_new(nt, level > 0);
+		predict(&net, &mp, rest, dev, ndev, tl, &kl);
 	}
 	for (int d = 0; d < ndev; d++) {
 		const double *td = t + (size_t)d * (size_t)net.n;
@@ -717,6 +781,24 @@ int main(int argc, char **argv)
 					net.r[i].repeat;
 		r->epoch_ms = full * r->iter_ms + last;
 		r->cost = r->epoch_ms / 3.6e6 * dev[d]->price_usd_h;
+		/* bound by bound: a GPU's errors taken as fully correlated */
+		r->iter_lo = r->iter_hi = r->epoch_lo = r->epoch_hi = NAN;
+		if (!kf.sum)
+			continue;
+		double lo = 0, hi = 0, last_lo = 0, last_hi = 0;
+		for (long i = 0; i < net.n; i++) {
+			size_t j = (size_t)d * (size_t)net.n + (size_t)i;
+			lo += td[i] * net.r[i].repeat / kf.sum[j];
+			hi += td[i] * net.r[i].repeat * kf.sum[j];
+			if (tl) {
+				last_lo += tl[j] * net.r[i].repeat / kl.sum[j];
+				last_hi += tl[j] * net.r[i].repeat * kl.sum[j];
+			}
+		}
+		r->iter_lo = lo;
+		r->iter_hi = hi;
+		r->epoch_lo = full * lo + last_lo;
+		r->epoch_hi = full * hi + last_hi;
 	}
 
 	int nmodel = 0;
@@ -728,19 +810,21 @@ int main(int argc, char **argv)
 	table tb = {f, fmt, -1, 0};
 	if (per_layer) {
 		static const char *const extra[] = {
-			"device", "source", "time_ms", "total_ms"
+			"device", "source", "time_ms", "total_ms",
+			"time_lo_ms", "time_hi_ms"
 		};
-		int xcol[4], ncol = net.ncols;
-		for (int k = 0; k < 4; k++) {
-			xcol[k] = find_name(net.col, net.ncols, extra[k]);
-			if (xcol[k] < 0)
-				xcol[k] = ncol++;
+		int nx = level > 0 ? 6 : 4;
+		int xcol[6] = {-1, -1, -1, -1, -1, -1}, ncol = net.ncols;
+		for (int x = 0; x < nx; x++) {
+			xcol[x] = find_name(net.col, net.ncols, extra[x]);
+			if (xcol[x] < 0)
+				xcol[x] = ncol++;
 		}
 		for (int i = 0; i < ncol; i++) {
-			int k = 0;
-			while (k < 4 && xcol[k] != i)
-				k++;
-			put_text(&tb, k < 4 ? extra[k] : net.col[i]);
+			int x = 0;
+			while (x < nx && xcol[x] != i)
+				x++;
+			put_text(&tb, x < nx ? extra[x] : net.col[i]);
 		}
 		end_row(&tb);
 		for (int d = 0; d < ndev; d++) {
@@ -767,6 +851,12 @@ int main(int argc, char **argv)
 						v = td[i];
 					else if (c2 == xcol[3])
 						v = td[i] * r->repeat;
+					else if (c2 == xcol[4])
+						v = td[i] / kf.one[(size_t)d *
+							(size_t)net.n + i];
+					else if (c2 == xcol[5])
+						v = td[i] * kf.one[(size_t)d *
+							(size_t)net.n + i];
 					else if (!net.traced &&
 						 c2 == net.cbatch &&
 						 l.type != PN_MEM)
@@ -804,8 +894,14 @@ int main(int argc, char **argv)
 					k++;
 			res[d].cost_rank = k;
 		}
-		for (int k = 0; sumcols[k]; k++)
-			put_text(&tb, sumcols[k]);
+		for (int x = 0; sumcols[x]; x++)
+			put_text(&tb, sumcols[x]);
+		if (level > 0) {
+			put_text(&tb, "iteration_lo_ms");
+			put_text(&tb, "iteration_hi_ms");
+			put_text(&tb, "epoch_lo_s");
+			put_text(&tb, "epoch_hi_s");
+		}
 		end_row(&tb);
 		for (int d = 0; d < ndev; d++) {
 			const result *r = &res[d];
@@ -820,13 +916,19 @@ int main(int argc, char **argv)
 			put_num(&tb, r->g->price_usd_h);
 			put_num(&tb, r->cost);
 			put_int(&tb, r->cost_rank ? r->cost_rank : NAN);
+			if (level > 0) {
+				put_num(&tb, r->iter_lo);
+				put_num(&tb, r->iter_hi);
+				put_num(&tb, r->epoch_lo / 1e3);
+				put_num(&tb, r->epoch_hi / 1e3);
+			}
 			end_row(&tb);
 		}
 	}
 	if (plotfile) {
 		if (per_layer)
 			qsort(res, (size_t)ndev, sizeof *res, by_epoch);
-		plot(plotfile, path, res, ndev, batch, dataset);
+		plot(plotfile, path, res, ndev, batch, dataset, level);
 	}
 	pn_output_close(f);
 
@@ -844,7 +946,12 @@ int main(int argc, char **argv)
 		free(mp.field);
 		free(mp.pending);
 		free(mp.out);
+		free(mp.which);
 	}
+	free(kf.one);
+	free(kf.sum);
+	free(kl.one);
+	free(kl.sum);
 	pn_modelset_free(ms);
 	free(t);
 	free(tl);
