@@ -249,3 +249,76 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	done
 	[ "$(ls "$BATS_TEST_TMPDIR/nets" | wc -l)" -eq 7 ]
 }
+
+# logo_model: the bmm model with three leave-one-device-out records, biases
+# 0.1, -0.1, 0.1 and sds 0.2: spread of a sum sqrt(0.01) = 0.1, of one row
+# sqrt(0.01 + 0.04); at 90% with 3 degrees of freedom t = 2.3533634348
+logo_model() {
+	awk '$1 == "body" { print "logo A 10 0.1 0.2"; print "logo B 10 -0.1 0.2"; print "logo C 10 0.1 0.2" } { print }' \
+		"$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/logo.model"
+}
+K_SUM=$(awk 'BEGIN { printf "%.15g", exp(0.1 * 2.3533634348) }')
+K_ONE=$(awk 'BEGIN { printf "%.15g", exp(sqrt(0.05) * 2.3533634348) }')
+near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=1e-6*m)}'; }
+
+@test "pn-sum --interval appends the interval of the iteration and the epoch" {
+	logo_model
+	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval $G -d UNIT -b 2 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\titeration_lo_ms\titeration_hi_ms\tepoch_lo_s\tepoch_hi_s')" ]
+	o=$(printf '%s\n' "$output")
+	it=$(col <(echo "$o") iteration_ms 1)
+	near6 "$(col <(echo "$o") iteration_lo_ms 1)" "$(awk -v a="$it" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a / k }')"
+	near6 "$(col <(echo "$o") iteration_hi_ms 1)" "$(awk -v a="$it" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a * k }')"
+	near6 "$(col <(echo "$o") epoch_hi_s 1)" "$(awk -v a="$it" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a * k / 1000 }')"
+}
+
+@test "pn-sum --interval counts the last partial batch in the epoch's bounds" {
+	logo_model
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" -I $G -d UNIT -b 2 -n 5 "$F/bmm.tsv" >"$BATS_TEST_TMPDIR/o"
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" -I $G -d UNIT -b 1 "$F/bmm.tsv" >"$BATS_TEST_TMPDIR/one"
+	# two batches of 2 and one of 1
+	want=$(awk -v a="$(col "$BATS_TEST_TMPDIR/o" iteration_lo_ms 1)" -v b="$(col "$BATS_TEST_TMPDIR/one" iteration_lo_ms 1)" 'BEGIN { printf "%.15g\n", (2 * a + b) / 1000 }')
+	near6 "$(col "$BATS_TEST_TMPDIR/o" epoch_lo_s 1)" "$want"
+}
+
+@test "pn-sum --interval gives roofline rows no width" {
+	logo_model
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --fallback roofline -I $G -d UNIT -b 2 --per-layer "$F/mixed.tsv" >"$BATS_TEST_TMPDIR/pl"
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --fallback roofline -I $G -d UNIT -b 2 "$F/mixed.tsv" >"$BATS_TEST_TMPDIR/o"
+	# row 1 (mm) by the model, row 2 (copy) by the roofline
+	mm=$(col "$BATS_TEST_TMPDIR/pl" total_ms 1)
+	copy=$(col "$BATS_TEST_TMPDIR/pl" total_ms 2)
+	[ "$(col "$BATS_TEST_TMPDIR/pl" time_lo_ms 2)" = "$(col "$BATS_TEST_TMPDIR/pl" time_ms 2)" ]
+	near6 "$(col "$BATS_TEST_TMPDIR/o" iteration_lo_ms 1)" "$(awk -v a="$mm" -v b="$copy" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a / k + b }')"
+}
+
+@test "pn-sum --interval --per-layer gives each row the interval of one prediction" {
+	logo_model
+	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval=90 $G -d UNIT -b 2 --per-layer "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	o=$(printf '%s\n' "$output")
+	[ "$(echo "$o" | head -1 | awk -F'\t' '{ print $(NF - 1), $NF }')" = "time_lo_ms time_hi_ms" ]
+	t=$(col <(echo "$o") time_ms 1)
+	near6 "$(col <(echo "$o") time_hi_ms 1)" "$(awk -v a="$t" -v k="$K_ONE" 'BEGIN { printf "%.15g\n", a * k }')"
+	near6 "$(col <(echo "$o") time_lo_ms 1)" "$(awk -v a="$t" -v k="$K_ONE" 'BEGIN { printf "%.15g\n", a / k }')"
+}
+
+@test "pn-sum --interval=99 is wider than the default 90" {
+	logo_model
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" -I $G -d UNIT -b 2 "$F/bmm.tsv" >"$BATS_TEST_TMPDIR/a"
+	pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval=99 $G -d UNIT -b 2 "$F/bmm.tsv" >"$BATS_TEST_TMPDIR/b"
+	awk -v a="$(col "$BATS_TEST_TMPDIR/a" iteration_hi_ms 1)" -v b="$(col "$BATS_TEST_TMPDIR/b" iteration_hi_ms 1)" 'BEGIN { exit !(b > a) }'
+}
+
+@test "pn-sum --interval names a model without a leave-one-device-out record" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --interval $G -d UNIT "$F/bmm.tsv"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: the bmm model has no leave-one-device-out record for --interval (fit it with pn-fit --logo)" ]
+}
+
+@test "pn-sum rejects an interval level outside 0 to 100" {
+	run pn-sum --fallback roofline --interval=100 $G -d UNIT "$F/net.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: invalid --interval '100': want a percentage more than 0 and less than 100" ]
+}
