@@ -530,7 +530,7 @@ static void plot(const char *path, const char *net, const result *res,
 			100 * level);
 	fprintf(gp, "\"\nset ylabel 'epoch (s)'\n");
 	if (level > 0)
-		fprintf(gp, "plot '-' using 0:2:3:4:xtic(1) with boxerrorbars "
+		fprintf(gp, "plot '-' using 0:2:3:4:(0.8):xtic(1) with boxerrorbars "
 			"lc rgb '#4477aa'\n");
 	else
 		fprintf(gp, "plot '-' using 0:2:xtic(1) with boxes "
