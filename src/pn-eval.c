@@ -294,7 +294,7 @@ static int *find_cols(const pn_tsv *in, const char *list, const char *opt,
 			if (cols[i] == k)
 				pn_usage_error("column '%s' named twice in %s",
 					       c, opt);
-		for (int i = 0; i < NMETRICS + 1; i++)
+		for (int i = 0; i < NMETRICS + with_cover; i++)
 			if (strcmp(c, metric_names[i]) == 0)
 				pn_usage_error("column '%s' cannot be used in "
 					       "%s: the output has a column "
