@@ -427,9 +427,7 @@ static void batch_flush(batch *b, pn_predictor *pr, double *pred,
 			double k = pn_interval_factor(which[r], 0, ins->level);
 			if (isnan(k))
 				pn_die_at(PN_EXIT_DATA, path, b->line[r],
-					  "the %s model has no leave-one-"
-					  "device-out record for --interval "
-					  "(fit it with pn-fit --logo)",
+					  PN_INTERVAL_NO_RECORD,
 					  which[r]->layer);
 			v[1] = pred[r] / k;
 			v[2] = pred[r] * k;

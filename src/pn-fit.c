@@ -889,7 +889,6 @@ static void leave_devices_out(fitctx *cx, pn_model *best, const char *layer,
 			  lo.dev.n);
 	lo.x = pn_xmalloc(n * p * sizeof *lo.x);
 	lo.y = pn_xmalloc(n * sizeof *lo.y);
-	lo.xs = pn_xmalloc(n * p * sizeof *lo.xs);
 	lo.pred = pn_xmalloc(n * sizeof *lo.pred);
 	if (nv) {
 		lo.vx = pn_xmalloc(nv * p * sizeof *lo.vx);
@@ -916,12 +915,10 @@ static void leave_devices_out(fitctx *cx, pn_model *best, const char *layer,
 		}
 		size_t nout = rows_of(t, dc, cur.rows, n, cur.x, cur.y, p, dev,
 				      0, lo.x, lo.y);
-		for (size_t i = 0; i < nout; i++)
-			for (size_t j = 0; j < p; j++)
-				lo.xs[i * p + j] = (lo.x[i * p + j] -
-						    m->feat[j].mean) /
-						   m->feat[j].sd;
+		lo.xs = apply_scaling(lo.x, nout, p, m->feat);
 		m->family->predict(m->state, lo.xs, nout, p, lo.pred);
+		free(lo.xs);
+		lo.xs = NULL;
 		long double s = 0, ss = 0;
 		for (size_t i = 0; i < nout; i++)
 			s += lo.pred[i] - lo.y[i];
@@ -940,7 +937,6 @@ static void leave_devices_out(fitctx *cx, pn_model *best, const char *layer,
 	}
 	free(lo.x);
 	free(lo.y);
-	free(lo.xs);
 	free(lo.pred);
 	free(lo.vx);
 	free(lo.vy);

@@ -732,10 +732,8 @@ int main(int argc, char **argv)
 				  "predicts '%s', not time_ms",
 				  pn_layer_name(t), m->target);
 		if (m && level > 0 && m->nlogo == 0)
-			pn_die_at(PN_EXIT_DATA, models, 0, "the %s model has "
-				  "no leave-one-device-out record for "
-				  "--interval (fit it with pn-fit --logo)",
-				  pn_layer_name(t));
+			pn_die_at(PN_EXIT_DATA, models, 0,
+				  PN_INTERVAL_NO_RECORD, pn_layer_name(t));
 		net.r[i].model = m != NULL;
 		if (!m && ms && !seen[t] && !fallback)
 			mlen += (size_t)snprintf(missing + mlen,

@@ -21,6 +21,11 @@
 
 #include "modelset.h"
 
+/* What a tool says of a model without the record (a printf format taking
+ * the model's layer). */
+#define PN_INTERVAL_NO_RECORD "the %s model has no leave-one-device-out " \
+	"record for --interval (fit it with pn-fit --logo)"
+
 /* The factor k >= 1 above, for 0 < level < 1; NAN when the model has no
  * leave-one-device-out record. */
 double pn_interval_factor(const pn_model *m, int whole, double level);
