@@ -15,9 +15,18 @@ const char *pn_prog = "pn";
 #define MAX_CLEANUP 16
 static char *cleanup[MAX_CLEANUP];
 
+/* OpenBLAS's pthread build starts its worker threads when it is loaded,
+ * and they spin (sched_yield) for a while waiting for work: about 0.12 s of
+ * another core's time for every run of a tool, BLAS used or not.  Stopped
+ * here; OpenBLAS starts them again on its first threaded call.  Weak, so
+ * that tools without OpenBLAS, or a BLAS without the function, link. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
 void pn_init(const char *prog)
 {
 	pn_prog = prog;
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
 }
 
 void pn_cleanup_push(const char *path)
