@@ -246,11 +246,12 @@ void pn_forest_add(const pn_forest *f, const double *x, size_t n, size_t p,
 	/* groups of LANES rows, the last one padded with rank 0 */
 	size_t ng = (n + LANES - 1) / LANES;
 	uint16_t *r = pn_xcalloc(ng * LANES * p, sizeof *r);
-	/* feature by feature, so that its thresholds stay in the L1 cache */
-	for (size_t j = 0; j < p; j++)
-		for (size_t i = 0; i < n; i++)
-			r[i / LANES * LANES * p + j * LANES + i % LANES] =
-				rank_of(f->thr[j], f->nthr[j], x[i * p + j]);
+	for (size_t i = 0; i < n; i++) {
+		uint16_t *g = r + i / LANES * LANES * p + i % LANES;
+		for (size_t j = 0; j < p; j++)
+			g[j * LANES] = rank_of(f->thr[j], f->nthr[j],
+					       x[i * p + j]);
+	}
 	for (size_t k = 0; k < f->nt; k++)
 		for (size_t b = 0; b < ng; b++)
 			walk(f, k, r + b * LANES * p, out + b * LANES,
