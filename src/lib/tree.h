@@ -117,7 +117,7 @@ void pn_trees_add(const pn_tree *t, size_t nt, const double *x, size_t n,
  * cache.  Rows go through one tree at a time in lock-step groups of 16.
  * PN_FOREST_KERNEL=ref in the environment makes it use pn_trees_add (for
  * tests).  Forests with more than 65534 distinct thresholds on a feature,
- * or more than 65535 features, fall back to pn_trees_add. */
+ * or more than 4095 features, fall back to pn_trees_add. */
 typedef struct pn_forest pn_forest;
 pn_forest *pn_forest_new(const pn_tree *t, size_t nt, size_t p);
 void pn_forest_add(const pn_forest *f, const double *x, size_t n, size_t p,
