@@ -10,6 +10,7 @@
 #include "interval.h"
 #include "metrics.h"
 #include "modelset.h"
+#include "sheet.h"
 #include "tsv.h"
 
 static const char usage_text[] =
@@ -49,7 +50,6 @@ static const char usage_text[] =
 "APE the absolute percentage error and cover the percentage of measured\n"
 "values inside their interval; see pn-eval(1) for the definitions.\n";
 
-enum { FMT_TSV, FMT_MD };
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
        OPT_FORMAT, OPT_METRICS, OPT_VERSION };
 
@@ -181,101 +181,33 @@ static int row_values(const pn_tsv *in, int cm, const predictor *p,
 
 /* ---- output ------------------------------------------------------------- */
 
-/* v rounded to 4 significant digits, without an exponent for 1e-4 <= |v| <
- * 1e6 ("0.1235", "12.35", "12350"). */
-static void fmt_sig4(char *buf, size_t n, double v)
+static void put_header(pn_sheet *sh, const pn_tsv *in, const int *by,
+		       int nby)
 {
-	if (v == 0) {
-		snprintf(buf, n, "0");
-		return;
-	}
-	char e[32];
-	snprintf(e, sizeof e, "%.3e", v);
-	int exp10 = atoi(strchr(e, 'e') + 1);
-	if (exp10 < -4 || exp10 >= 6)
-		snprintf(buf, n, "%s", e);
-	else if (exp10 >= 3)
-		snprintf(buf, n, "%.0f", strtod(e, NULL));
-	else
-		snprintf(buf, n, "%.*f", 3 - exp10, v);
-}
-
-static void put_value(FILE *f, int format, double v)
-{
-	char b[40];
-	if (isnan(v))
-		fputs("NA", f);
-	else if (format == FMT_MD) {
-		fmt_sig4(b, sizeof b, v);
-		fputs(b, f);
-	} else {
-		pn_put_num(f, v);
-	}
-}
-
-/* A field of a markdown table: '|' must be escaped. */
-static void put_md_text(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '|')
-			putc('\\', f);
-		putc(s[i], f);
-	}
-}
-
-static void put_header(FILE *f, int format, const pn_tsv *in,
-		       const int *by, int nby)
-{
-	const char *sep = format == FMT_MD ? " | " : "\t";
-	if (format == FMT_MD)
-		fputs("| ", f);
-	for (int i = 0; i < nby; i++) {
-		const char *name = pn_tsv_colname(in, by[i]);
-		if (format == FMT_MD)
-			put_md_text(f, name, strlen(name));
-		else
-			fputs(name, f);
-		fputs(sep, f);
-	}
+	for (int i = 0; i < nby; i++)
+		pn_sheet_head(sh, pn_tsv_colname(in, by[i]), 0);
 	for (int i = 0; i < NMETRICS + with_cover; i++)
-		fprintf(f, "%s%s", i ? sep : "", metric_names[i]);
-	fputs(format == FMT_MD ? " |\n" : "\n", f);
-	if (format == FMT_MD) {
-		for (int i = 0; i < nby; i++)
-			fputs("|---", f);
-		for (int i = 0; i < NMETRICS + with_cover; i++)
-			fputs("|---:", f);
-		fputs("|\n", f);
-	}
+		pn_sheet_head(sh, metric_names[i], 1);
+	pn_sheet_end(sh);
 }
 
 /* One output row; key holds the nby by-values joined by tabs. */
-static void put_row(FILE *f, int format, const char *key, int nby,
-		    pn_metrics *m)
+static void put_row(pn_sheet *sh, const char *key, int nby, pn_metrics *m)
 {
 	pn_metrics_res r;
 	pn_metrics_result(m, &r);
-	const char *sep = format == FMT_MD ? " | " : "\t";
-	if (format == FMT_MD)
-		fputs("| ", f);
 	const char *s = key;
 	for (int i = 0; i < nby; i++) {
 		const char *tab = strchr(s, '\t');
 		size_t n = tab ? (size_t)(tab - s) : strlen(s);
-		if (format == FMT_MD)
-			put_md_text(f, s, n);
-		else
-			fwrite(s, 1, n, f);
-		fputs(sep, f);
+		pn_sheet_textn(sh, s, n);
 		s += n + (tab != NULL);
 	}
-	fprintf(f, "%ld", r.n);
+	pn_sheet_int(sh, (double)r.n);
 	double v[] = {r.rmse, r.mae, r.mape, r.mdape, r.maxape, r.r2, r.cover};
-	for (size_t i = 0; i < NMETRICS - 1 + (size_t)with_cover; i++) {
-		fputs(sep, f);
-		put_value(f, format, v[i]);
-	}
-	fputs(format == FMT_MD ? " |\n" : "\n", f);
+	for (size_t i = 0; i < NMETRICS - 1 + (size_t)with_cover; i++)
+		pn_sheet_num(sh, v[i]);
+	pn_sheet_end(sh);
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -361,18 +293,20 @@ static void tally_add(tally *t, const char *key, double m, double p,
 
 static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
 {
-	put_header(out, format, in, t->bycol, t->nby);
+	pn_sheet *sh = pn_sheet_new(out, format);
+	put_header(sh, in, t->bycol, t->nby);
 	for (int k = 0; k < t->gs.n; k++)
-		put_row(out, format, t->gs.g[k].key, t->nby, &t->gs.g[k].m);
+		put_row(sh, t->gs.g[k].key, t->nby, &t->gs.g[k].m);
 	if (t->want_all) {
 		/* the by columns of the overall row all read ALL */
 		char *allkey = pn_xmalloc((size_t)t->nby * 4 + 1);
 		allkey[0] = '\0';
 		for (int i = 0; i < t->nby; i++)
 			strcat(allkey, i ? "\tALL" : "ALL");
-		put_row(out, format, allkey, t->nby, &t->all);
+		put_row(sh, allkey, t->nby, &t->all);
 		free(allkey);
 	}
+	pn_sheet_free(sh);
 }
 
 /* ---- predicting with a model ----------------------------------------------- */
@@ -600,7 +534,7 @@ static int run_model(const char *model, const char *path, const char *output,
 			pn_output_close(mout);
 		} else {
 			fflush(stdout);
-			tally_write(t, stderr, format_given ? format : FMT_MD,
+			tally_write(t, stderr, format_given ? format : PN_SHEET_MD,
 				    in);
 		}
 	}
@@ -639,7 +573,7 @@ int main(int argc, char **argv)
 
 	const char *by = NULL, *measured = "time_ms", *predicted = "pred_ms";
 	const char *output = NULL, *model = NULL, *metrics = NULL;
-	int total = 0, skip_na = 0, format = FMT_TSV, format_given = 0;
+	int total = 0, skip_na = 0, format = PN_SHEET_TSV, format_given = 0;
 	int measured_given = 0, c;
 	double level = 0;       /* --interval: its probability */
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-eval: " */
@@ -666,11 +600,7 @@ int main(int argc, char **argv)
 			skip_na = 1;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "tsv") == 0)
-				format = FMT_TSV;
-			else if (strcmp(optarg, "md") == 0)
-				format = FMT_MD;
-			else
+			if ((format = pn_sheet_format(optarg)) < 0)
 				pn_usage_error("invalid --format '%s': "
 					       "expected tsv or md", optarg);
 			format_given = 1;

@@ -15,6 +15,7 @@
 #include "interval.h"
 #include "layer.h"
 #include "modelset.h"
+#include "sheet.h"
 #include "tsv.h"
 
 static const char usage[] =
@@ -398,79 +399,6 @@ static factors factors_new(size_t n, int want)
 
 /* ---- output ------------------------------------------------------------ */
 
-enum { FMT_TSV, FMT_MD };
-
-/* v rounded to 4 significant digits, without an exponent for 1e-4 <= |v| <
- * 1e6 (as pn-eval(1) writes markdown). */
-static void fmt_sig4(char *buf, size_t n, double v)
-{
-	if (v == 0) {
-		snprintf(buf, n, "0");
-		return;
-	}
-	char e[32];
-	snprintf(e, sizeof e, "%.3e", v);
-	int exp10 = atoi(strchr(e, 'e') + 1);
-	if (exp10 < -4 || exp10 >= 6)
-		snprintf(buf, n, "%s", e);
-	else if (exp10 >= 3)
-		snprintf(buf, n, "%.0f", strtod(e, NULL));
-	else
-		snprintf(buf, n, "%.*f", 3 - exp10, v);
-}
-
-typedef struct {
-	FILE *f;
-	int fmt, ncol, col;
-} table;
-
-static void put_text(table *t, const char *s)
-{
-	if (t->col++)
-		fputs(t->fmt == FMT_MD ? " | " : "\t", t->f);
-	else if (t->fmt == FMT_MD)
-		fputs("| ", t->f);
-	for (; *s; s++) {
-		if (*s == '|' && t->fmt == FMT_MD)
-			putc('\\', t->f);
-		putc(*s, t->f);
-	}
-}
-
-static void put_num(table *t, double v)
-{
-	char b[40];
-	if (isnan(v))
-		snprintf(b, sizeof b, "NA");
-	else if (t->fmt == FMT_MD)
-		fmt_sig4(b, sizeof b, v);
-	else
-		pn_fmt_num(b, v);
-	put_text(t, b);
-}
-
-static void put_int(table *t, double v)
-{
-	char b[40];
-	if (isnan(v))
-		snprintf(b, sizeof b, "NA");
-	else
-		snprintf(b, sizeof b, "%.0f", v);
-	put_text(t, b);
-}
-
-static void end_row(table *t)
-{
-	fputs(t->fmt == FMT_MD ? " |\n" : "\n", t->f);
-	if (t->fmt == FMT_MD && t->ncol < 0) {    /* after the header */
-		for (int i = 0; i < t->col; i++)
-			fputs("|---", t->f);
-		fputs("|\n", t->f);
-	}
-	t->ncol = t->col;
-	t->col = 0;
-}
-
 static const char *const sumcols[] = {
 	"rank", "device", "source", "fwd_ms", "bwd_ms", "acc_ms", "train_ms",
 	"iteration_ms", "iterations", "epoch_s", "price_usd_h", "cost_usd",
@@ -610,7 +538,7 @@ int main(int argc, char **argv)
 	};
 	const char *models = NULL, *devlist = NULL, *specs = NULL, *out = NULL,
 		   *plotfile = NULL;
-	int fallback = 0, all = 0, per_layer = 0, fmt = FMT_TSV, c;
+	int fallback = 0, all = 0, per_layer = 0, fmt = PN_SHEET_TSV, c;
 	double level = 0;
 	double batch = 0, dataset = 0;
 	pn_init("pn-sum");
@@ -642,11 +570,7 @@ int main(int argc, char **argv)
 				       : 0.9;
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "tsv") == 0)
-				fmt = FMT_TSV;
-			else if (strcmp(optarg, "md") == 0)
-				fmt = FMT_MD;
-			else
+			if ((fmt = pn_sheet_format(optarg)) < 0)
 				pn_usage_error("invalid --format '%s': "
 					       "expected tsv or md", optarg);
 			break;
@@ -805,7 +729,7 @@ int main(int argc, char **argv)
 	const char *source = nmodel == net.n ? "model" : nmodel ? "mixed" :
 			     "roofline";
 	FILE *f = pn_output_open(out);
-	table tb = {f, fmt, -1, 0};
+	pn_sheet *tb = pn_sheet_new(f, fmt);
 	if (per_layer) {
 		static const char *const extra[] = {
 			"device", "source", "time_ms", "total_ms",
@@ -822,9 +746,9 @@ int main(int argc, char **argv)
 			int x = 0;
 			while (x < nx && xcol[x] != i)
 				x++;
-			put_text(&tb, x < nx ? extra[x] : net.col[i]);
+			pn_sheet_head(tb, x < nx ? extra[x] : net.col[i], 0);
 		}
-		end_row(&tb);
+		pn_sheet_end(tb);
 		for (int d = 0; d < ndev; d++) {
 			const double *td = t + (size_t)d * (size_t)net.n;
 			for (long i = 0; i < net.n; i++) {
@@ -868,11 +792,11 @@ int main(int argc, char **argv)
 						 traffic > 0)
 						s = b[2];
 					if (s)
-						put_text(&tb, s);
+						pn_sheet_text(tb, s);
 					else
-						put_num(&tb, v);
+						pn_sheet_num(tb, v);
 				}
-				end_row(&tb);
+				pn_sheet_end(tb);
 			}
 		}
 	} else {
@@ -893,34 +817,34 @@ int main(int argc, char **argv)
 			res[d].cost_rank = k;
 		}
 		for (int x = 0; sumcols[x]; x++)
-			put_text(&tb, sumcols[x]);
+			pn_sheet_head(tb, sumcols[x], 0);
 		if (level > 0) {
-			put_text(&tb, "iteration_lo_ms");
-			put_text(&tb, "iteration_hi_ms");
-			put_text(&tb, "epoch_lo_s");
-			put_text(&tb, "epoch_hi_s");
+			pn_sheet_head(tb, "iteration_lo_ms", 0);
+			pn_sheet_head(tb, "iteration_hi_ms", 0);
+			pn_sheet_head(tb, "epoch_lo_s", 0);
+			pn_sheet_head(tb, "epoch_hi_s", 0);
 		}
-		end_row(&tb);
+		pn_sheet_end(tb);
 		for (int d = 0; d < ndev; d++) {
 			const result *r = &res[d];
-			put_int(&tb, r->rank);
-			put_text(&tb, r->g->name);
-			put_text(&tb, source);
+			pn_sheet_int(tb, r->rank);
+			pn_sheet_text(tb, r->g->name);
+			pn_sheet_text(tb, source);
 			for (int p = 0; p < PH_N; p++)
-				put_num(&tb, r->ph[p]);
-			put_num(&tb, r->iter_ms);
-			put_int(&tb, full + (rest > 0));
-			put_num(&tb, r->epoch_ms / 1e3);
-			put_num(&tb, r->g->price_usd_h);
-			put_num(&tb, r->cost);
-			put_int(&tb, r->cost_rank ? r->cost_rank : NAN);
+				pn_sheet_num(tb, r->ph[p]);
+			pn_sheet_num(tb, r->iter_ms);
+			pn_sheet_int(tb, full + (rest > 0));
+			pn_sheet_num(tb, r->epoch_ms / 1e3);
+			pn_sheet_num(tb, r->g->price_usd_h);
+			pn_sheet_num(tb, r->cost);
+			pn_sheet_int(tb, r->cost_rank ? r->cost_rank : NAN);
 			if (level > 0) {
-				put_num(&tb, r->iter_lo);
-				put_num(&tb, r->iter_hi);
-				put_num(&tb, r->epoch_lo / 1e3);
-				put_num(&tb, r->epoch_hi / 1e3);
+				pn_sheet_num(tb, r->iter_lo);
+				pn_sheet_num(tb, r->iter_hi);
+				pn_sheet_num(tb, r->epoch_lo / 1e3);
+				pn_sheet_num(tb, r->epoch_hi / 1e3);
 			}
-			end_row(&tb);
+			pn_sheet_end(tb);
 		}
 	}
 	if (plotfile) {
@@ -928,6 +852,7 @@ int main(int argc, char **argv)
 			qsort(res, (size_t)ndev, sizeof *res, by_epoch);
 		plot(plotfile, path, res, ndev, batch, dataset, level);
 	}
+	pn_sheet_free(tb);
 	pn_output_close(f);
 
 	for (long i = 0; i < net.n; i++) {

@@ -112,6 +112,17 @@ assert_close() {
 	[ ! -s "$T/err" ]
 }
 
+@test "pn-eval --format md writes an infinite error as inf" {
+	printf 'measured\tpredicted\n1e-300\t1e300\n' >in.tsv
+	run_io pn-eval --measured measured --predicted predicted --format md in.tsv
+	[ "$status" -eq 0 ]
+	printf '%s\n' '| n | rmse | mae | mape | mdape | maxape | r2 |' \
+		'|---:|---:|---:|---:|---:|---:|---:|' \
+		'| 1 | 1.000e+300 | 1.000e+300 | inf | inf | inf | NA |' >expected
+	diff -u expected "$T/out"
+	[ ! -s "$T/err" ]
+}
+
 @test "pn-eval --measured and --predicted choose the columns" {
 	sed '1s/time_ms/t/; 1s/pred_ms/p/' "$E/runs.tsv" >in.tsv
 	run_io pn-eval --measured t --predicted p in.tsv
