@@ -179,7 +179,9 @@ has_cuda_device() {
 @test "pn-time --cpu-spec writes a spec row that pn-featurize can use" {
 	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
 	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec"
-	[ "$(head -1 "$BATS_TEST_TMPDIR/spec")" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
+	# the spec row's columns are the shipped table's first columns (the
+	# table's later per-unit peak columns are optional: found by name)
+	[[ "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")"$'\t' == "$(head -1 "$BATS_TEST_TMPDIR/spec")"$'\t'* ]]
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/spec")" -eq 2 ]
 	# cached: the second call reads the same row back
 	[ -f "$XDG_CACHE_HOME/pn/cpu-spec-1t.tsv" ]
