@@ -149,6 +149,59 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	[ "$(cat "$(T out.tsv)")" = previous ]
 }
 
+@test "-o writes into a device file in place and leaves it a device" {
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$(T null)" c 1 3
+	run pn-featurize $G -o "$(T null)" "$L"
+	[ "$status" -eq 0 ]
+	[ -c "$(T null)" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = null ]
+}
+
+@test "-o on a full device reports the write error and keeps the device" {
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$(T full)" c 1 7
+	run bash -c "pn-featurize $G -o '$(T full)' '$L' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: write error: $(T full): No space left on device" ]
+	[ -c "$(T full)" ]
+}
+
+@test "-o writes into a FIFO in place" {
+	mkfifo "$(T fifo)"
+	cat "$(T fifo)" >"$(T got)" &
+	pn-featurize $G -o "$(T fifo)" "$L"
+	wait $!
+	[ -p "$(T fifo)" ]
+	pn-featurize $G "$L" | cmp - "$(T got)"
+}
+
+@test "-o through a symbolic link writes its target and keeps the link" {
+	echo previous >"$(T target.tsv)"
+	ln -s target.tsv "$(T link)"
+	run pn-featurize $G -o "$(T link)" "$L"
+	[ "$status" -eq 0 ]
+	[ -L "$(T link)" ]
+	pn-featurize $G "$L" | cmp - "$(T target.tsv)"
+	[ "$(ls "$BATS_TEST_TMPDIR" | tr '\n' ' ')" = "link target.tsv " ]
+}
+
+@test "-o through a dangling symbolic link creates its target" {
+	mkdir "$(T d)"
+	ln -s d/new.tsv "$(T link)"
+	run pn-featurize $G -o "$(T link)" "$L"
+	[ "$status" -eq 0 ]
+	[ -L "$(T link)" ]
+	pn-featurize $G "$L" | cmp - "$(T d/new.tsv)"
+}
+
+@test "-o makes a new file of mode 0666 less the umask" {
+	(umask 027 && pn-featurize $G -o "$(T out.tsv)" "$L")
+	[ "$(stat -c %a "$(T out.tsv)")" = 640 ]
+	(umask 002 && pn-featurize $G -o "$(T out2.tsv)" "$L")
+	[ "$(stat -c %a "$(T out2.tsv)")" = 664 ]
+}
+
 @test "writer prints numbers in their shortest exact form" {
 	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t3\t1\t1\t1\tTESTGPU\n' >"$(T in)"
 	run pn-featurize $G "$(T in)"

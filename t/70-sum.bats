@@ -222,6 +222,50 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	[ "$(ls "$BATS_TEST_TMPDIR")" = c.png ]
 }
 
+@test "pn-sum --plot draws into a device file in place and leaves it a device" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$BATS_TEST_TMPDIR/null" c 1 3
+	run pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/null" -o "$BATS_TEST_TMPDIR/null" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ -c "$BATS_TEST_TMPDIR/null" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = null ]
+}
+
+@test "pn-sum --plot on a full device reports the write error" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$BATS_TEST_TMPDIR/full" c 1 7
+	run bash -c "pn-sum --fallback roofline $G --devices all --plot '$BATS_TEST_TMPDIR/full' '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: write error: $BATS_TEST_TMPDIR/full: No space left on device" ]
+	[ -c "$BATS_TEST_TMPDIR/full" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = full ]
+}
+
+@test "pn-sum --plot through a symbolic link draws into its target and keeps the link" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	ln -s c.png "$BATS_TEST_TMPDIR/link"
+	run pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/link" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ -L "$BATS_TEST_TMPDIR/link" ]
+	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
+}
+
+@test "pn-sum --plot makes a PNG of mode 0666 less the umask, like -o" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	(umask 022 && pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/c.png" -o "$BATS_TEST_TMPDIR/o.tsv" "$F/net.tsv")
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/c.png")" = 644 ]
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/o.tsv")" = 644 ]
+}
+
+@test "pn-sum --plot - writes the PNG to standard output" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	pn-sum --fallback roofline $G --devices all --plot - -o "$BATS_TEST_TMPDIR/o.tsv" "$F/net.tsv" >"$BATS_TEST_TMPDIR/c.png"
+	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
+	[ "$(ls "$BATS_TEST_TMPDIR" | tr '\n' ' ')" = "c.png o.tsv " ]
+}
+
 @test "pn-sum leaves no output behind when it fails" {
 	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d UNIT -o "$BATS_TEST_TMPDIR/o.tsv" --plot "$BATS_TEST_TMPDIR/c.png" "$F/net.tsv"
 	[ "$status" -eq 1 ]
