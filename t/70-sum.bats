@@ -134,7 +134,7 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 @test "pn-sum rejects an unknown GPU and suggests the closest" {
 	run bash -c "pn-sum --fallback roofline $G -d UNITT '$F/net.tsv' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-sum: unknown GPU 'UNITT' (closest: UNIT, HALF, NOPRICE; see $F/gpus.tsv)" ]
+	[ "$output" = "pn-sum: unknown device 'UNITT' in $F/gpus.tsv (closest: UNIT, HALF, NOPRICE); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
 @test "pn-sum rejects an empty network" {
@@ -264,6 +264,16 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	pn-sum --fallback roofline $G --devices all --plot - -o "$BATS_TEST_TMPDIR/o.tsv" "$F/net.tsv" >"$BATS_TEST_TMPDIR/c.png"
 	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
 	[ "$(ls "$BATS_TEST_TMPDIR" | tr '\n' ' ')" = "c.png o.tsv " ]
+}
+
+@test "pn-sum rejects every impossible value in the spec table" {
+	g="$BATS_TEST_TMPDIR/g"
+	tail -n +2 "$FIX/specs/impossible.tsv" | while IFS=$'\t' read -r c v m; do
+		"$FIX/specs/with" "$c" "$v" <"$F/gpus.tsv" >"$g"
+		run bash -c "pn-sum --fallback roofline --gpuspecs '$g' -d HALF '$F/net.tsv' 2>&1 >/dev/null"
+		[ "$status" -eq 1 ] && [ "$output" = "pn-sum: $g:2: column '$c': $m" ] ||
+			{ echo "$c=$v: $status: $output"; return 1; }
+	done
 }
 
 @test "pn-sum leaves no output behind when it fails" {
