@@ -202,6 +202,75 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	[ "$(stat -c %a "$(T out2.tsv)")" = 664 ]
 }
 
+# ---- a UTF-8 byte order mark, read once by the shared reader (input.c) ----
+
+# bom FILE: FILE with a byte order mark before its first byte
+bom() { printf '\357\273\277'; cat "$1"; }
+
+@test "pn-featurize reads input that starts with a byte order mark" {
+	bom "$L" >"$(T in)"
+	run pn-featurize $G "$(T in)"
+	[ "$status" -eq 0 ]
+	pn-featurize $G "$L" | diff - <(printf '%s\n' "$output")
+}
+
+@test "pn-featurize reads gzip input that starts with a byte order mark" {
+	bom "$L" | gzip -c >"$(T in.gz)"
+	pn-featurize $G "$(T in.gz)" >"$(T out)"
+	pn-featurize $G "$L" | cmp - "$(T out)"
+}
+
+@test "pn-specs reads a spec table that starts with a byte order mark" {
+	bom "$FIX/featurize/gpus.tsv" >"$(T g)"
+	run pn-specs --gpuspecs "$(T g)" -o "$(T out)"
+	[ "$status" -eq 0 ]
+	cmp "$(T out)" "$FIX/featurize/gpus.tsv"
+}
+
+@test "pn-fit and pn-eval read input that starts with a byte order mark" {
+	S="--gpuspecs $FIX/sum/gpus.tsv"
+	pn-featurize $S "$FIX/sum/bmm-train.tsv" >"$(T f)"
+	bom "$(T f)" >"$(T fb)"
+	pn-fit -f lr -F flops -o "$(T plain.model)" "$(T f)"
+	run pn-fit -f lr -F flops -o "$(T bom.model)" "$(T fb)"
+	[ "$status" -eq 0 ]
+	cmp "$(T plain.model)" "$(T bom.model)"
+	pn-eval -m "$(T plain.model)" "$(T f)" >"$(T plain.eval)" 2>&1
+	run pn-eval -m "$(T plain.model)" "$(T fb)"
+	[ "$status" -eq 0 ]
+	diff "$(T plain.eval)" <(printf '%s\n' "$output")
+}
+
+@test "pn-sum reads a network that starts with a byte order mark" {
+	S="--gpuspecs $FIX/sum/gpus.tsv"
+	bom "$FIX/sum/net.tsv" >"$(T net)"
+	run pn-sum --fallback roofline $S -d UNIT "$(T net)"
+	[ "$status" -eq 0 ]
+	pn-sum --fallback roofline $S -d UNIT "$FIX/sum/net.tsv" | diff - <(printf '%s\n' "$output")
+}
+
+@test "pn-time reads layers that start with a byte order mark" {
+	printf '\357\273\277layer\tbatch\tm\tn\tk\nbmm\t1\t2\t2\t2\n' >"$(T in)"
+	run pn-time -q -r 1 -o "$(T out)" "$(T in)"
+	[ "$status" -eq 0 ]
+	[ "$(head -c 6 "$(T out)")" = "$(printf 'layer\t')" ]
+	[ "$(awk -F'\t' 'NR==1{for(i=1;i<=NF;i++)if($i=="status")k=i} NR==2{print $k}' "$(T out)")" = ok ]
+}
+
+@test "pn-import reads a CSV that starts with a byte order mark" {
+	bom "$FIX/import/neusight-linear.csv" >"$(T in.csv)"
+	run pn-import --gpuspecs "$FIX/import/gpus.tsv" "$(T in.csv)"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$FIX/import/neusight-linear.expected"
+}
+
+@test "a byte order mark after the first byte is data, not dropped" {
+	{ printf 'name\t\357\273\277'; tail -c +6 "$FIX/featurize/gpus.tsv"; } >"$(T g)"
+	run bash -c "pn-specs --gpuspecs '$(T g)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: $(T g):1: missing column 'aliases'" ]
+}
+
 @test "writer prints numbers in their shortest exact form" {
 	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t3\t1\t1\t1\tTESTGPU\n' >"$(T in)"
 	run pn-featurize $G "$(T in)"
