@@ -84,6 +84,13 @@ load test_helper
 	[ "$output" = "pn-specs: unknown device '-' in $FIX/featurize/gpus.tsv (closest: TESTGPU, SLOWGPU); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
+@test "pn-specs prints a row for every name given, however many" {
+	run pn-specs --gpuspecs "$FIX/featurize/gpus.tsv" $(for i in $(seq 70); do echo TG1; done) SLOWGPU
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 72 ]
+	[ "$(printf '%s\n' "${lines[71]}" | cut -f1)" = SLOWGPU ]
+}
+
 @test "pn-specs --detect exits 3 when no CUDA device or backend is there" {
 	if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
 		skip "a CUDA device is present"
