@@ -86,6 +86,35 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f7)" = 48 ]
 }
 
+@test "reader says a whole number beyond 2^53 is too large and names the limit" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1e300\t2\t3\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'batch': '1e300' is too large (at most 9007199254740991)" ]
+}
+
+@test "reader says a whole number beyond a double is too large, not a non-number" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t1e400\t3\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'm': '1e400' is too large (at most 9007199254740991)" ]
+}
+
+@test "reader says a whole number below -2^53 is too small and names the limit" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t2\t-1e16\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'n': '-1e16' is too small (at least -9007199254740991)" ]
+}
+
+@test "reader reads a whole number with an exponent as options do" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1000\t2\t3\t4\tTESTGPU\n' >"$(T a)"
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1e3\t2\t3\t4\tTESTGPU\n' >"$(T b)"
+	pn-featurize $G "$(T a)" | tail -n +2 | cut -f 3- >"$(T a.out)"
+	pn-featurize $G "$(T b)" | tail -n +2 | cut -f 3- >"$(T b.out)"
+	cmp "$(T a.out)" "$(T b.out)"
+}
+
 @test "reader rejects a header that repeats a column" {
 	printf 'layer\tbatch\tbatch\nbmm\t1\t1\n' >"$(T in)"
 	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
