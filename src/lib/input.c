@@ -90,16 +90,20 @@ void pn_input_close(pn_input *in)
 	free(in);
 }
 
+/* Up to n bytes of from[*pos, end) into buf. */
+static size_t take(char *buf, size_t n, const char *from, size_t *pos,
+		   size_t end)
+{
+	size_t k = end - *pos < n ? end - *pos : n;
+	memcpy(buf, from + *pos, k);
+	*pos += k;
+	return k;
+}
+
 static size_t read_plain(pn_input *in, char *buf, size_t n)
 {
-	if (in->rpos < in->rend) {      /* bytes read while sniffing */
-		size_t k = in->rend - in->rpos;
-		if (k > n)
-			k = n;
-		memcpy(buf, in->raw + in->rpos, k);
-		in->rpos += k;
-		return k;
-	}
+	if (in->rpos < in->rend)        /* bytes read while sniffing */
+		return take(buf, n, (char *)in->raw, &in->rpos, in->rend);
 	if (in->eof)
 		return 0;
 	return read_raw(in, buf, n);
@@ -169,13 +173,7 @@ size_t pn_input_read(pn_input *in, char *buf, size_t n)
 {
 	if (!in->started)
 		drop_bom(in);
-	if (in->hpos < in->hlen) {
-		size_t k = in->hlen - in->hpos;
-		if (k > n)
-			k = n;
-		memcpy(buf, in->head + in->hpos, k);
-		in->hpos += k;
-		return k;
-	}
+	if (in->hpos < in->hlen)
+		return take(buf, n, in->head, &in->hpos, in->hlen);
 	return decoded(in, buf, n);
 }

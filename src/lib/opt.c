@@ -95,19 +95,26 @@ static int magnitude(const struct parts *x, uint64_t *mag)
 	return PN_NUM_OK;
 }
 
+/* s[0..n) as a whole number: its magnitude in *m and whether it is below 0
+ * in *neg ("-0" is not); PN_NUM_HIGH or PN_NUM_LOW beyond 2^64 - 1. */
+static int whole(const char *s, size_t n, int *neg, uint64_t *m)
+{
+	struct parts x;
+	if (split_number(s, n, &x) < 0)
+		return PN_NUM_NAN;
+	int rc = magnitude(&x, m);
+	*neg = x.neg && *m > 0;
+	return rc == PN_NUM_HIGH && x.neg ? PN_NUM_LOW : rc;
+}
+
 int pn_parse_whole(const char *s, size_t n, long long min, long long max,
 		   long long *out)
 {
-	struct parts x;
+	int neg, rc;
 	uint64_t m;
-	if (split_number(s, n, &x) < 0)
-		return PN_NUM_NAN;
-	int rc = magnitude(&x, &m);
-	if (rc == PN_NUM_HIGH)
-		return x.neg ? PN_NUM_LOW : PN_NUM_HIGH;
-	if (rc != PN_NUM_OK)
+	if ((rc = whole(s, n, &neg, &m)) != PN_NUM_OK)
 		return rc;
-	if (x.neg && m > 0) {
+	if (neg) {
 		/* -m >= min, that is m - 1 <= -(min + 1), without overflow */
 		if (min >= 0 || m - 1 > (uint64_t)(-(min + 1)))
 			return PN_NUM_LOW;
@@ -127,16 +134,11 @@ int pn_parse_whole(const char *s, size_t n, long long min, long long max,
 
 int pn_parse_uwhole(const char *s, size_t n, uint64_t max, uint64_t *out)
 {
-	struct parts x;
+	int neg, rc;
 	uint64_t m;
-	if (split_number(s, n, &x) < 0)
-		return PN_NUM_NAN;
-	int rc = magnitude(&x, &m);
-	if (rc == PN_NUM_HIGH && x.neg)
-		return PN_NUM_LOW;
-	if (rc != PN_NUM_OK)
+	if ((rc = whole(s, n, &neg, &m)) != PN_NUM_OK)
 		return rc;
-	if (x.neg && m > 0)
+	if (neg)
 		return PN_NUM_LOW;
 	if (m > max)
 		return PN_NUM_HIGH;
