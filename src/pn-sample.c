@@ -227,7 +227,7 @@ static double value_of(const char *opt, col *c, const char *s)
 		return (double)v;
 	}
 	/* a log-uniform value must be above 0 */
-	pn_span span = {minimum(c), maximum(c), c->t->kind == K_LOGREAL};
+	pn_span span = {minimum(c), maximum(c), c->t->kind == K_LOGREAL, 0};
 	if (span.above)
 		span.min = 0;
 	double v;
@@ -505,7 +505,7 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			train_ratio = pn_opt_real("--train-ratio", optarg,
-						  (pn_span){0, 1, 0});
+						  (pn_span){0, 1, 0, 0});
 			break;
 		case 'L': logu = 1; break;
 		case O_MAXF:

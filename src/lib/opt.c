@@ -156,7 +156,7 @@ int pn_parse_real(const char *s, size_t n, pn_span span, double *out)
 		return x.neg ? PN_NUM_LOW : PN_NUM_HIGH;
 	if (v < span.min || (span.above && v == span.min))
 		return PN_NUM_LOW;
-	if (v > span.max)
+	if (v > span.max || (span.below && v == span.max))
 		return PN_NUM_HIGH;
 	*out = v;
 	return PN_NUM_OK;
@@ -204,7 +204,8 @@ const char *pn_real_msg(char *buf, size_t size, int rc, const char *s,
 	char lim[64], v[40];
 	double b = rc == PN_NUM_HIGH ? span.max : span.min;
 	pn_fmt_num(v, isinf(b) ? copysign(DBL_MAX, b) : b);
-	snprintf(lim, sizeof lim, "%s %s", rc == PN_NUM_HIGH ? "at most" :
+	snprintf(lim, sizeof lim, "%s %s", rc == PN_NUM_HIGH ?
+		 (span.below ? "must be below" : "at most") :
 		 span.above ? "must be above" : "at least", v);
 	return message(buf, size, rc, s, n, lim);
 }

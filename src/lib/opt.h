@@ -15,6 +15,7 @@
  *   '1e30' is too large (at most 9007199254740991)
  *   '0' is too small (at least 1)
  *   '0' is too small (must be above 0)
+ *   '100' is too large (must be below 100)
  *
  * An option's message starts with the option: "pn-x: --count: '0' is too
  * small (at least 1)", then "Try 'pn-x --help'", exit 2.  A TSV field's
@@ -48,16 +49,17 @@ enum {
  * of a whole number in a TSV field. */
 #define PN_WHOLE_MAX 9007199254740991LL
 
-/* Allowed values of a real number: min <= v <= max, or min < v when
- * above is set. */
+/* Allowed values of a real number: min <= v <= max; min < v when above is
+ * set, v < max when below is set (a percentage strictly between 0 and
+ * 100: {0, 100, 1, 1}). */
 typedef struct {
 	double min, max;
-	int above;
+	int above, below;
 } pn_span;
 
-#define PN_ANY ((pn_span){-HUGE_VAL, HUGE_VAL, 0})
-#define PN_POSITIVE ((pn_span){0, HUGE_VAL, 1})
-#define PN_NONNEG ((pn_span){0, HUGE_VAL, 0})
+#define PN_ANY ((pn_span){-HUGE_VAL, HUGE_VAL, 0, 0})
+#define PN_POSITIVE ((pn_span){0, HUGE_VAL, 1, 0})
+#define PN_NONNEG ((pn_span){0, HUGE_VAL, 0, 0})
 
 /* s[0..n) (s[n] readable) as a whole number with min <= v <= max, in *out.
  * Returns PN_NUM_OK, or PN_NUM_NAN, PN_NUM_FRAC, PN_NUM_HIGH, PN_NUM_LOW
