@@ -10,6 +10,7 @@
 #include "csv.h"
 #include "err.h"
 #include "layer.h"
+#include "opt.h"
 #include "tsv.h"
 
 static const char usage[] =
@@ -450,17 +451,10 @@ int main(int argc, char **argv)
 	argv[0] = (char *)pn_prog;
 	while ((c = getopt_long(argc, argv, "l:c:B:o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'l': {
-			char *end;
-			errno = 0;
-			layers = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || layers < 1 ||
-			    layers > 100000)
-				pn_usage_error("--layers: '%s' is not a whole "
-					       "number from 1 to 100000",
-					       optarg);
+		case 'l':
+			layers = (long)pn_opt_whole("--layers", optarg, 1,
+						    100000);
 			break;
-		}
 		case 'c': config = optarg; break;
 		case 'B': block = optarg; break;
 		case 'o': out = optarg; break;

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "gpuspec.h"
 #include "layer.h"
+#include "opt.h"
 #include "tsv.h"
 
 enum { FMT_AUTO, FMT_NEUSIGHT, FMT_PRENET };
@@ -699,13 +700,9 @@ int main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
-			if (strcmp(optarg, "neusight") == 0)
-				opt.format = FMT_NEUSIGHT;
-			else if (strcmp(optarg, "prenet") == 0)
-				opt.format = FMT_PRENET;
-			else
-				pn_usage_error("unknown format '%s' (one of: "
-					       "neusight, prenet)", optarg);
+			opt.format = FMT_NEUSIGHT + pn_opt_choice("--format",
+				optarg, (const char *const[]){"neusight",
+							     "prenet", NULL});
 			break;
 		case O_LAYER:
 			opt.layer = pn_layer_type_of(optarg);

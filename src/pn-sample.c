@@ -8,6 +8,7 @@
 #include "config.h"
 #include "err.h"
 #include "layer.h"
+#include "opt.h"
 #include "rng.h"
 #include "tsv.h"
 
@@ -206,21 +207,34 @@ static col *option_col(const char *opt, const char *arg, const char **rest)
 
 static double value_of(const char *opt, col *c, const char *s)
 {
-	double v;
+	char m[160];
+	size_t n = strlen(s);
+	int rc;
 	if (c->t->kind == K_ENUM) {
 		int i = enum_index(c, s);
 		if (i < 0)
 			pn_usage_error("%s: unknown %s '%s'", opt, c->t->name, s);
 		return i;
 	}
-	if (pn_parse_num(s, strlen(s), &v) != 0)
-		pn_usage_error("%s: %s: '%s' is not a number", opt,
-			       c->t->name, s);
-	if ((c->t->kind == K_INT || c->t->kind == K_SIZE) && v != floor(v))
-		pn_usage_error("%s: %s: '%s' is not a whole number", opt,
-			       c->t->name, s);
-	if (v < minimum(c) || v > maximum(c))
-		pn_usage_error("%s: %s: %s is out of range", opt, c->t->name, s);
+	if (c->t->kind == K_INT || c->t->kind == K_SIZE) {
+		long long v, lo = (long long)minimum(c),
+			  hi = (long long)maximum(c);
+		rc = pn_parse_whole(s, n, lo, hi, &v);
+		if (rc != PN_NUM_OK)
+			pn_usage_error("%s: %s: %s", opt, c->t->name,
+				       pn_whole_msg(m, sizeof m, rc, s, n, lo,
+						    (unsigned long long)hi));
+		return (double)v;
+	}
+	/* a log-uniform value must be above 0 */
+	pn_span span = {minimum(c), maximum(c), c->t->kind == K_LOGREAL, 0};
+	if (span.above)
+		span.min = 0;
+	double v;
+	rc = pn_parse_real(s, n, span, &v);
+	if (rc != PN_NUM_OK)
+		pn_usage_error("%s: %s: %s", opt, c->t->name,
+			       pn_real_msg(m, sizeof m, rc, s, n, span));
 	return v;
 }
 
@@ -447,24 +461,6 @@ static void show_ranges(FILE *f)
 	}
 }
 
-static long long parse_count(const char *opt, const char *s, long long min)
-{
-	double v;
-	if (pn_parse_num(s, strlen(s), &v) != 0 || v != floor(v) || v < min ||
-	    v > 0x1p53)
-		pn_usage_error("%s: '%s' is not a whole number >= %lld", opt, s,
-			       min);
-	return (long long)v;
-}
-
-static double parse_pos(const char *opt, const char *s)
-{
-	double v;
-	if (pn_parse_num(s, strlen(s), &v) != 0 || !(v > 0))
-		pn_usage_error("%s: '%s' is not a positive number", opt, s);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	enum { O_MAXF = 256, O_MAXB, O_RANGES, O_VERSION };
@@ -500,28 +496,26 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'l': layer = optarg; break;
 		case 'n': count = optarg; break;
-		case 's':
-			seed = (unsigned long long)parse_count("--seed",
-							       optarg, 0);
-			break;
+		case 's': seed = pn_opt_seed("--seed", optarg); break;
 		case 'r': case 'c': case 'p': case 'g':
 			if (nspec == 256)
 				pn_usage_error("too many column options");
 			spec[nspec].opt = c;
 			spec[nspec++].arg = optarg;
 			break;
-		case 't': {
-			double v;
-			if (pn_parse_num(optarg, strlen(optarg), &v) != 0 ||
-			    v < 0 || v > 1)
-				pn_usage_error("--train-ratio: '%s' is not a "
-					       "number in [0, 1]", optarg);
-			train_ratio = v;
+		case 't':
+			train_ratio = pn_opt_real("--train-ratio", optarg,
+						  (pn_span){0, 1, 0, 0});
 			break;
-		}
 		case 'L': logu = 1; break;
-		case O_MAXF: max_flops = parse_pos("--max-flops", optarg); break;
-		case O_MAXB: max_bytes = parse_pos("--max-bytes", optarg); break;
+		case O_MAXF:
+			max_flops = pn_opt_real("--max-flops", optarg,
+						PN_POSITIVE);
+			break;
+		case O_MAXB:
+			max_bytes = pn_opt_real("--max-bytes", optarg,
+						PN_POSITIVE);
+			break;
 		case O_RANGES: ranges = 1; break;
 		case 'o': out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
@@ -598,7 +592,7 @@ int main(int argc, char **argv)
 	}
 	long long n;
 	if (count)
-		n = parse_count("--count", count, 1);
+		n = pn_opt_whole("--count", count, 1, PN_WHOLE_MAX);
 	else if (ngrid)
 		n = 1;
 	else

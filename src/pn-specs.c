@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cuda/detect.h"
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
 	if (detect && optind < argc)
 		pn_usage_error("--detect takes no NAME");
 	pn_gpus *t = pn_gpus_load(specs);
-	const pn_gpu *sel[64];
+	/* every NAME, or up to 16 devices */
+	const pn_gpu **sel = pn_xcalloc((size_t)argc + 16, sizeof *sel);
 	int n = 0;
 	if (detect) {
 		pn_cuda_device d[16];
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < k; i++)
 			sel[n++] = pn_gpus_need(t, d[i].name, NULL, 0);
 	} else {
-		for (int i = optind; i < argc && n < 64; i++)
+		for (int i = optind; i < argc; i++)
 			sel[n++] = pn_gpus_need(t, argv[i], NULL, 0);
 	}
 	FILE *f = pn_output_open(out);
@@ -118,6 +120,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		row(f, sel[i]);
 	pn_output_close(f);
+	free(sel);
 	pn_gpus_free(t);
 	return 0;
 }

@@ -422,19 +422,11 @@ static int by_epoch(const void *a, const void *b)
 }
 
 /* Draw epoch time (and, when some GPU has a price, cost per epoch) per GPU
- * into path with gnuplot, through a temporary file renamed into place. */
+ * into path with gnuplot, through the output path's reserved name. */
 static void plot(const char *path, const char *net, const result *res,
 		 int nres, double batch, double dataset, double level)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path) >=
-	    (int)sizeof tmp)
-		pn_die(PN_EXIT_DATA, "%s: name too long", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-	close(fd);
-	pn_cleanup_push(tmp);
+	const char *tmp = pn_output_reserve(path);
 	FILE *gp = popen("gnuplot", "w");
 	if (!gp)
 		pn_die(PN_EXIT_BACKEND, "cannot run gnuplot: %s",
@@ -445,7 +437,13 @@ static void plot(const char *path, const char *net, const result *res,
 	const char *base = strrchr(net, '/') ? strrchr(net, '/') + 1 : net;
 	fprintf(gp, "set terminal pngcairo size %d,%d noenhanced\n",
 		nres > 20 ? 1400 : 1000, costs ? 900 : 600);
-	fprintf(gp, "set output '%s'\n", tmp);
+	fputs("set output '", gp);
+	for (const char *c = tmp; *c; c++) {   /* '' is a quote in '...' */
+		if (*c == '\'')
+			putc('\'', gp);
+		putc(*c, gp);
+	}
+	fputs("'\n", gp);
 	fprintf(gp, "set style fill solid 0.8\nset boxwidth 0.8\n"
 		"set grid ytics\nunset key\nset yrange [0:*]\n"
 		"set xtics rotate by -60 font ',8'\n");
@@ -497,9 +495,7 @@ static void plot(const char *path, const char *net, const result *res,
 		pn_die(PN_EXIT_BACKEND, "gnuplot not found (needed by --plot)");
 	if (WEXITSTATUS(st) != 0)
 		pn_die(PN_EXIT_DATA, "gnuplot failed drawing %s", path);
-	if (rename(tmp, path) != 0)
-		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-	pn_cleanup_pop(tmp);
+	pn_output_commit(tmp);
 }
 
 /* ---- main -------------------------------------------------------------- */

@@ -86,6 +86,35 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	[ "$(printf '%s\n' "$output" | sed -n 2p | cut -f7)" = 48 ]
 }
 
+@test "reader says a whole number beyond 2^53 is too large and names the limit" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1e300\t2\t3\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'batch': '1e300' is too large (at most 9007199254740991)" ]
+}
+
+@test "reader says a whole number beyond a double is too large, not a non-number" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t1e400\t3\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'm': '1e400' is too large (at most 9007199254740991)" ]
+}
+
+@test "reader says a whole number below -2^53 is too small and names the limit" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t2\t-1e16\t4\tTESTGPU\n' >"$(T in)"
+	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T in):2: column 'n': '-1e16' is too small (at least -9007199254740991)" ]
+}
+
+@test "reader reads a whole number with an exponent as options do" {
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1000\t2\t3\t4\tTESTGPU\n' >"$(T a)"
+	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1e3\t2\t3\t4\tTESTGPU\n' >"$(T b)"
+	pn-featurize $G "$(T a)" | tail -n +2 | cut -f 3- >"$(T a.out)"
+	pn-featurize $G "$(T b)" | tail -n +2 | cut -f 3- >"$(T b.out)"
+	cmp "$(T a.out)" "$(T b.out)"
+}
+
 @test "reader rejects a header that repeats a column" {
 	printf 'layer\tbatch\tbatch\nbmm\t1\t1\n' >"$(T in)"
 	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"
@@ -147,6 +176,128 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	run pn-featurize $G -o "$(T out.tsv)" "$(T nosuch)"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$(T out.tsv)")" = previous ]
+}
+
+@test "-o writes into a device file in place and leaves it a device" {
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$(T null)" c 1 3
+	run pn-featurize $G -o "$(T null)" "$L"
+	[ "$status" -eq 0 ]
+	[ -c "$(T null)" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = null ]
+}
+
+@test "-o on a full device reports the write error and keeps the device" {
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$(T full)" c 1 7
+	run bash -c "pn-featurize $G -o '$(T full)' '$L' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: write error: $(T full): No space left on device" ]
+	[ -c "$(T full)" ]
+}
+
+@test "-o writes into a FIFO in place" {
+	mkfifo "$(T fifo)"
+	cat "$(T fifo)" >"$(T got)" &
+	pn-featurize $G -o "$(T fifo)" "$L"
+	wait $!
+	[ -p "$(T fifo)" ]
+	pn-featurize $G "$L" | cmp - "$(T got)"
+}
+
+@test "-o through a symbolic link writes its target and keeps the link" {
+	echo previous >"$(T target.tsv)"
+	ln -s target.tsv "$(T link)"
+	run pn-featurize $G -o "$(T link)" "$L"
+	[ "$status" -eq 0 ]
+	[ -L "$(T link)" ]
+	pn-featurize $G "$L" | cmp - "$(T target.tsv)"
+	[ "$(ls "$BATS_TEST_TMPDIR" | tr '\n' ' ')" = "link target.tsv " ]
+}
+
+@test "-o through a dangling symbolic link creates its target" {
+	mkdir "$(T d)"
+	ln -s d/new.tsv "$(T link)"
+	run pn-featurize $G -o "$(T link)" "$L"
+	[ "$status" -eq 0 ]
+	[ -L "$(T link)" ]
+	pn-featurize $G "$L" | cmp - "$(T d/new.tsv)"
+}
+
+@test "-o makes a new file of mode 0666 less the umask" {
+	(umask 027 && pn-featurize $G -o "$(T out.tsv)" "$L")
+	[ "$(stat -c %a "$(T out.tsv)")" = 640 ]
+	(umask 002 && pn-featurize $G -o "$(T out2.tsv)" "$L")
+	[ "$(stat -c %a "$(T out2.tsv)")" = 664 ]
+}
+
+# ---- a UTF-8 byte order mark, read once by the shared reader (input.c) ----
+
+# bom FILE: FILE with a byte order mark before its first byte
+bom() { printf '\357\273\277'; cat "$1"; }
+
+@test "pn-featurize reads input that starts with a byte order mark" {
+	bom "$L" >"$(T in)"
+	run pn-featurize $G "$(T in)"
+	[ "$status" -eq 0 ]
+	pn-featurize $G "$L" | diff - <(printf '%s\n' "$output")
+}
+
+@test "pn-featurize reads gzip input that starts with a byte order mark" {
+	bom "$L" | gzip -c >"$(T in.gz)"
+	pn-featurize $G "$(T in.gz)" >"$(T out)"
+	pn-featurize $G "$L" | cmp - "$(T out)"
+}
+
+@test "pn-specs reads a spec table that starts with a byte order mark" {
+	bom "$FIX/featurize/gpus.tsv" >"$(T g)"
+	run pn-specs --gpuspecs "$(T g)" -o "$(T out)"
+	[ "$status" -eq 0 ]
+	cmp "$(T out)" "$FIX/featurize/gpus.tsv"
+}
+
+@test "pn-fit and pn-eval read input that starts with a byte order mark" {
+	S="--gpuspecs $FIX/sum/gpus.tsv"
+	pn-featurize $S "$FIX/sum/bmm-train.tsv" >"$(T f)"
+	bom "$(T f)" >"$(T fb)"
+	pn-fit -f lr -F flops -o "$(T plain.model)" "$(T f)"
+	run pn-fit -f lr -F flops -o "$(T bom.model)" "$(T fb)"
+	[ "$status" -eq 0 ]
+	cmp "$(T plain.model)" "$(T bom.model)"
+	pn-eval -m "$(T plain.model)" "$(T f)" >"$(T plain.eval)" 2>&1
+	run pn-eval -m "$(T plain.model)" "$(T fb)"
+	[ "$status" -eq 0 ]
+	diff "$(T plain.eval)" <(printf '%s\n' "$output")
+}
+
+@test "pn-sum reads a network that starts with a byte order mark" {
+	S="--gpuspecs $FIX/sum/gpus.tsv"
+	bom "$FIX/sum/net.tsv" >"$(T net)"
+	run pn-sum --fallback roofline $S -d UNIT "$(T net)"
+	[ "$status" -eq 0 ]
+	pn-sum --fallback roofline $S -d UNIT "$FIX/sum/net.tsv" | diff - <(printf '%s\n' "$output")
+}
+
+@test "pn-time reads layers that start with a byte order mark" {
+	printf '\357\273\277layer\tbatch\tm\tn\tk\nbmm\t1\t2\t2\t2\n' >"$(T in)"
+	run pn-time -q -r 1 -o "$(T out)" "$(T in)"
+	[ "$status" -eq 0 ]
+	[ "$(head -c 6 "$(T out)")" = "$(printf 'layer\t')" ]
+	[ "$(awk -F'\t' 'NR==1{for(i=1;i<=NF;i++)if($i=="status")k=i} NR==2{print $k}' "$(T out)")" = ok ]
+}
+
+@test "pn-import reads a CSV that starts with a byte order mark" {
+	bom "$FIX/import/neusight-linear.csv" >"$(T in.csv)"
+	run pn-import --gpuspecs "$FIX/import/gpus.tsv" "$(T in.csv)"
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "$output") "$FIX/import/neusight-linear.expected"
+}
+
+@test "a byte order mark after the first byte is data, not dropped" {
+	{ printf 'name\t\357\273\277'; tail -c +6 "$FIX/featurize/gpus.tsv"; } >"$(T g)"
+	run bash -c "pn-specs --gpuspecs '$(T g)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: $(T g):1: missing column 'aliases'" ]
 }
 
 @test "writer prints numbers in their shortest exact form" {

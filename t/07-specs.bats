@@ -37,7 +37,7 @@ load test_helper
 @test "pn-specs suggests the closest names for an unknown GPU" {
 	run bash -c 'pn-specs A100-80 2>&1 >/dev/null'
 	[ "$status" -eq 1 ]
-	[[ "$output" == "pn-specs: unknown GPU 'A100-80' (closest: "* ]]
+	[[ "$output" == "pn-specs: unknown device 'A100-80' in "*" (closest: "* ]]
 	[[ "$output" == *A100-PCIE-80GB* ]]
 	[[ "$output" == *A100-SXM4-80GB* ]]
 }
@@ -66,6 +66,24 @@ load test_helper
 	run bash -c "pn-specs --gpuspecs '$BATS_TEST_TMPDIR/g' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-specs: $BATS_TEST_TMPDIR/g:4: 'OTHER' shares a name with 'TESTGPU'" ]
+}
+
+@test "pn-specs rejects every impossible value in the table, naming file, line and column" {
+	run "$FIX/specs/reject" "$FIX/featurize/gpus.tsv" "$BATS_TEST_TMPDIR" pn-specs
+	[ "$status" -eq 0 ]
+}
+
+@test "pn-specs finds no row for a name without a letter or digit" {
+	run bash -c "pn-specs --gpuspecs '$FIX/featurize/gpus.tsv' - 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: unknown device '-' in $FIX/featurize/gpus.tsv (closest: TESTGPU, SLOWGPU); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
+}
+
+@test "pn-specs prints a row for every name given, however many" {
+	run pn-specs --gpuspecs "$FIX/featurize/gpus.tsv" $(for i in $(seq 70); do echo TG1; done) SLOWGPU
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 72 ]
+	[ "$(printf '%s\n' "${lines[71]}" | cut -f1)" = SLOWGPU ]
 }
 
 @test "pn-specs --detect exits 3 when no CUDA device or backend is there" {

@@ -198,3 +198,60 @@ EOF
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-sample: missing --layer" ]
 }
+
+@test "pn-sample takes whole numbers with an exponent in --count, --seed and --range" {
+	pn-sample --layer dense -n 10 -s 7 -r batch=1000:10000 >"$BATS_TEST_TMPDIR/a"
+	pn-sample --layer dense -n 1e1 -s 0.7e1 -r batch=1e3:1e4 >"$BATS_TEST_TMPDIR/b"
+	cmp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+}
+
+@test "pn-sample says why a --count is refused" {
+	while IFS=: read -r v m; do
+		run pn-sample --layer dense -n "$v"
+		[ "$status" -eq 2 ] && [ "${lines[0]}" = "pn-sample: --count: '$v' $m" ] ||
+			{ echo "$v: $output"; return 1; }
+	done <<-'EOF'
+	x:is not a number
+	1.5:is not a whole number
+	0:is too small (at least 1)
+	1e300:is too large (at most 9007199254740991)
+	EOF
+}
+
+@test "pn-sample says why a --seed is refused" {
+	run pn-sample --layer dense -n 1 --seed -1
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --seed: '-1' is too small (at least 0)" ]
+	run pn-sample --layer dense -n 1 --seed 18446744073709551616
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --seed: '18446744073709551616' is too large (at most 18446744073709551615)" ]
+}
+
+@test "pn-sample takes every 64-bit --seed" {
+	run pn-sample --layer dense -n 1 --seed 18446744073709551615
+	[ "$status" -eq 0 ]
+}
+
+@test "pn-sample names the limit a --range value passes" {
+	run pn-sample --layer dense -n 1 -r batch=0:4
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --range: batch: '0' is too small (at least 1)" ]
+	run pn-sample --layer dense -n 1 -r batch=1:1e30
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --range: batch: '1e30' is too large (at most 4503599627370496)" ]
+	run pn-sample --layer attention -n 1 -r dropout=0:1
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --range: dropout: '1' is too large (at most 0.99)" ]
+}
+
+@test "pn-sample says why --train-ratio, --max-flops and --max-bytes are refused" {
+	run pn-sample --layer dense -n 1 --train-ratio 1.5
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --train-ratio: '1.5' is too large (at most 1)" ]
+	run pn-sample --layer dense -n 1 --max-flops 0
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --max-flops: '0' is too small (must be above 0)" ]
+	run pn-sample --layer dense -n 1 --max-bytes x
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --max-bytes: 'x' is not a number" ]
+}

@@ -148,7 +148,7 @@ ns_row() {
 	ns_row 0.5 "Tesla T5" >"$T/d.csv"
 	run bash -c 'pn-import "$1" 2>&1 >/dev/null' _ "$T/d.csv"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-import: $T/d.csv:2: unknown GPU 'Tesla T5' (closest: T4, V100-PCIE-32GB, A100-PCIE-40GB; see $I/gpus.tsv)" ]
+	[ "$output" = "pn-import: $T/d.csv:2: unknown device 'Tesla T5' in $I/gpus.tsv (closest: T4, V100-PCIE-32GB, A100-PCIE-40GB); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
 @test "pn-import reports a column that the row's operator needs" {
@@ -296,7 +296,7 @@ ns_row() {
 @test "pn-import rejects an unknown --format with exit 2" {
 	run pn-import --format csv "$I/neusight-bmm.csv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-import: unknown format 'csv' (one of: neusight, prenet)" ]
+	[ "${lines[0]}" = "pn-import: --format: unknown value 'csv' (one of: neusight, prenet)" ]
 	[ "${lines[1]}" = "Try 'pn-import --help' for more information." ]
 }
 
@@ -337,7 +337,7 @@ ns_row() {
 @test "pn-import rejects an unknown --device" {
 	run pn-import --device H900 "$I/prenet-conv.csv"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-import: unknown GPU 'H900' (closest: V100-PCIE-32GB, A100-PCIE-40GB, T4; see $I/gpus.tsv)" ]
+	[ "$output" = "pn-import: unknown device 'H900' in $I/gpus.tsv (closest: V100-PCIE-32GB, A100-PCIE-40GB, T4); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
 @test "pn-import --source sets the source column" {

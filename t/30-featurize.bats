@@ -100,13 +100,13 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\t2\t3\t4\tTESTGPX\n' >"$BATS_TEST_TMPDIR/in"
 	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: unknown GPU 'TESTGPX' (closest: TESTGPU, SLOWGPU; see $FIX/featurize/gpus.tsv)" ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: unknown device 'TESTGPX' in $FIX/featurize/gpus.tsv (closest: TESTGPU, SLOWGPU); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
 @test "pn-featurize rejects an unknown --device with exit 1" {
 	run bash -c "pn-featurize $G --device nosuch '$L' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[[ "$output" == "pn-featurize: unknown GPU 'nosuch' (closest: "* ]]
+	[[ "$output" == "pn-featurize: unknown device 'nosuch' in "* ]]
 }
 
 @test "pn-featurize rejects a conv2d kernel larger than the padded image" {
@@ -169,4 +169,17 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	run bash -c "pn-featurize a b 2>&1 >/dev/null"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-featurize: extra operand 'b'" ]
+}
+
+@test "pn-featurize rejects every impossible value in the spec table" {
+	run "$FIX/specs/reject" "$FIX/featurize/gpus.tsv" "$BATS_TEST_TMPDIR" pn-featurize "$FIX/featurize/layers.tsv"
+	[ "$status" -eq 0 ]
+}
+
+@test "pn-featurize on CPU rows without their spec table says to pass --gpuspecs" {
+	zcat "$PN_ROOT/samples/cpu/dense.tsv.gz" | head -3 >"$BATS_TEST_TMPDIR/cpu.tsv"
+	run bash -c "pn-featurize '$BATS_TEST_TMPDIR/cpu.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pn-featurize: $BATS_TEST_TMPDIR/cpu.tsv:2: unknown device 'AMD-EPYC-1t' in "*" (closest: "*"); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]]
+	pn-featurize --gpuspecs "$PN_ROOT/samples/cpu/cpu-spec.tsv" "$BATS_TEST_TMPDIR/cpu.tsv" >/dev/null
 }

@@ -189,7 +189,7 @@ gen() {
 @test "pn-split --hold-out fails on an unknown device and names the closest" {
 	run pn-split --hold-out T5 --gpuspecs "$S/gpus.tsv" -o p "$S/runs.tsv"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-split: unknown GPU 'T5' (closest: T4, A100, V100; see $S/gpus.tsv)" ]
+	[ "$output" = "pn-split: unknown device 'T5' in $S/gpus.tsv (closest: T4, A100, V100); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 	[ "$(ls)" = "" ]
 }
 

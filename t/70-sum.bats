@@ -134,7 +134,7 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 @test "pn-sum rejects an unknown GPU and suggests the closest" {
 	run bash -c "pn-sum --fallback roofline $G -d UNITT '$F/net.tsv' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-sum: unknown GPU 'UNITT' (closest: UNIT, HALF, NOPRICE; see $F/gpus.tsv)" ]
+	[ "$output" = "pn-sum: unknown device 'UNITT' in $F/gpus.tsv (closest: UNIT, HALF, NOPRICE); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]
 }
 
 @test "pn-sum rejects an empty network" {
@@ -220,6 +220,55 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	[ "$status" -eq 0 ]
 	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
 	[ "$(ls "$BATS_TEST_TMPDIR")" = c.png ]
+}
+
+@test "pn-sum --plot draws into a device file in place and leaves it a device" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$BATS_TEST_TMPDIR/null" c 1 3
+	run pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/null" -o "$BATS_TEST_TMPDIR/null" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ -c "$BATS_TEST_TMPDIR/null" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = null ]
+}
+
+@test "pn-sum --plot on a full device reports the write error" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+	mknod "$BATS_TEST_TMPDIR/full" c 1 7
+	run bash -c "pn-sum --fallback roofline $G --devices all --plot '$BATS_TEST_TMPDIR/full' '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sum: write error: $BATS_TEST_TMPDIR/full: No space left on device" ]
+	[ -c "$BATS_TEST_TMPDIR/full" ]
+	[ "$(ls "$BATS_TEST_TMPDIR")" = full ]
+}
+
+@test "pn-sum --plot through a symbolic link draws into its target and keeps the link" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	ln -s c.png "$BATS_TEST_TMPDIR/link"
+	run pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/link" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ -L "$BATS_TEST_TMPDIR/link" ]
+	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
+}
+
+@test "pn-sum --plot makes a PNG of mode 0666 less the umask, like -o" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	(umask 022 && pn-sum --fallback roofline $G --devices all --plot "$BATS_TEST_TMPDIR/c.png" -o "$BATS_TEST_TMPDIR/o.tsv" "$F/net.tsv")
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/c.png")" = 644 ]
+	[ "$(stat -c %a "$BATS_TEST_TMPDIR/o.tsv")" = 644 ]
+}
+
+@test "pn-sum --plot - writes the PNG to standard output" {
+	command -v gnuplot >/dev/null || skip "no gnuplot"
+	pn-sum --fallback roofline $G --devices all --plot - -o "$BATS_TEST_TMPDIR/o.tsv" "$F/net.tsv" >"$BATS_TEST_TMPDIR/c.png"
+	[ "$(head -c 4 "$BATS_TEST_TMPDIR/c.png" | tail -c 3)" = PNG ]
+	[ "$(ls "$BATS_TEST_TMPDIR" | tr '\n' ' ')" = "c.png o.tsv " ]
+}
+
+@test "pn-sum rejects every impossible value in the spec table" {
+	run "$FIX/specs/reject" "$F/gpus.tsv" "$BATS_TEST_TMPDIR" pn-sum --fallback roofline -d HALF "$F/net.tsv"
+	[ "$status" -eq 0 ]
 }
 
 @test "pn-sum leaves no output behind when it fails" {

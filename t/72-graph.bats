@@ -155,7 +155,22 @@ same_as_shipped() {
 @test "pn-graph rejects a --layers that is not a whole number" {
 	run bash -c "pn-graph -l 2.5 '$G/tiny.csv' 2>&1 >/dev/null"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-graph: --layers: '2.5' is not a whole number from 1 to 100000" ]
+	[ "${lines[0]}" = "pn-graph: --layers: '2.5' is not a whole number" ]
+}
+
+@test "pn-graph says which limit a --layers passes" {
+	run bash -c "pn-graph -l 0 '$G/tiny.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-graph: --layers: '0' is too small (at least 1)" ]
+	run bash -c "pn-graph -l 1e6 '$G/tiny.csv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-graph: --layers: '1e6' is too large (at most 100000)" ]
+}
+
+@test "pn-graph takes a --layers with an exponent" {
+	pn-graph -l 24 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/a"
+	pn-graph -l 2.4e1 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/b"
+	cmp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
 }
 
 @test "pn-graph leaves no output file behind when it fails" {

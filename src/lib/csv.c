@@ -161,9 +161,6 @@ pn_csv *pn_csv_open(const char *path)
 	c->buf = pn_xmalloc(c->cap + 1);
 	c->next = 1;
 
-	if (have(c, 2) && memcmp(c->buf + c->pos, "\xef\xbb\xbf", 3) == 0)
-		c->pos += 3;
-
 	int nc = parse(c, 1);
 	if (nc == 0)
 		pn_die_at(PN_EXIT_DATA, c->path, 0, "empty input (no header)");

@@ -5,7 +5,7 @@
  * quote runs to the matching closing quote and may hold commas, CR, LF and
  * doubled quotes ("" stands for one ").  Records end with LF or CRLF; the
  * last one may lack it.  A UTF-8 byte order mark before the header is
- * dropped.  Input may be plain or gzip (detected from the first two bytes)
+ * dropped (input.h).  Input may be plain or gzip (detected from the first two bytes)
  * and comes from a file or from standard input ("-").  Memory use is bounded
  * by the longest record, not by the input.  Every error names the file and
  * the line where the record starts, and exits 1:

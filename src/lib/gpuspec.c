@@ -8,31 +8,36 @@
 
 #include "err.h"
 #include "gpuspec.h"
+#include "opt.h"
 #include "tsv.h"
 
 #ifndef PN_DATADIR
 #define PN_DATADIR "/usr/local/share/pn"
 #endif
 
+/* What a value may be: a count (whole, at least 1), a positive amount, or
+ * an amount of at least 0 (TDP, price). */
+enum { COUNT, POSITIVE, NONNEG };
+
 static const struct {
 	const char *col;
 	size_t off;
-	int required;
+	int required, kind;
 } numcols[] = {
-	{"sms", offsetof(pn_gpu, sms), 1},
-	{"cores", offsetof(pn_gpu, cores), 0},
-	{"base_mhz", offsetof(pn_gpu, base_mhz), 0},
-	{"boost_mhz", offsetof(pn_gpu, boost_mhz), 1},
-	{"mem_gb", offsetof(pn_gpu, mem_gb), 1},
-	{"mem_bus_bits", offsetof(pn_gpu, mem_bus_bits), 0},
-	{"mem_bw_gbs", offsetof(pn_gpu, mem_bw_gbs), 1},
-	{"l2_mb", offsetof(pn_gpu, l2_mb), 1},
-	{"fp32_gflops", offsetof(pn_gpu, fp32_gflops), 1},
-	{"tf32_gflops", offsetof(pn_gpu, tf32_gflops), 0},
-	{"fp16_gflops", offsetof(pn_gpu, fp16_gflops), 0},
-	{"bf16_gflops", offsetof(pn_gpu, bf16_gflops), 0},
-	{"tdp_w", offsetof(pn_gpu, tdp_w), 0},
-	{"price_usd_h", offsetof(pn_gpu, price_usd_h), 0},
+	{"sms", offsetof(pn_gpu, sms), 1, COUNT},
+	{"cores", offsetof(pn_gpu, cores), 0, COUNT},
+	{"base_mhz", offsetof(pn_gpu, base_mhz), 0, POSITIVE},
+	{"boost_mhz", offsetof(pn_gpu, boost_mhz), 1, POSITIVE},
+	{"mem_gb", offsetof(pn_gpu, mem_gb), 1, POSITIVE},
+	{"mem_bus_bits", offsetof(pn_gpu, mem_bus_bits), 0, COUNT},
+	{"mem_bw_gbs", offsetof(pn_gpu, mem_bw_gbs), 1, POSITIVE},
+	{"l2_mb", offsetof(pn_gpu, l2_mb), 1, POSITIVE},
+	{"fp32_gflops", offsetof(pn_gpu, fp32_gflops), 1, POSITIVE},
+	{"tf32_gflops", offsetof(pn_gpu, tf32_gflops), 0, POSITIVE},
+	{"fp16_gflops", offsetof(pn_gpu, fp16_gflops), 0, POSITIVE},
+	{"bf16_gflops", offsetof(pn_gpu, bf16_gflops), 0, POSITIVE},
+	{"tdp_w", offsetof(pn_gpu, tdp_w), 0, NONNEG},
+	{"price_usd_h", offsetof(pn_gpu, price_usd_h), 0, NONNEG},
 };
 
 static const struct {
@@ -164,6 +169,47 @@ static int clashes(const char *key, void *a)
 	return 0;
 }
 
+/* A value of numcols[i] in column col; NAN when NA and not required. */
+static double value(const pn_tsv *in, int col, size_t i, const char *name)
+{
+	if (pn_tsv_na(in, col)) {
+		if (numcols[i].required)
+			pn_tsv_die(in, col, "'%s' needs a value", name);
+		return NAN;
+	}
+	switch (numcols[i].kind) {
+	case COUNT: return (double)pn_tsv_whole(in, col, 1, PN_WHOLE_MAX);
+	case POSITIVE: return pn_tsv_real(in, col, PN_POSITIVE);
+	default: return pn_tsv_real(in, col, PN_NONNEG);
+	}
+}
+
+/* A name (or alias) must be one that a lookup can find: some letter or
+ * digit, and nothing that would garble a message or a TSV row. */
+static void check_name(const pn_tsv *in, int col, const char *s)
+{
+	int alnum = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			pn_tsv_die(in, col, "a name with a control character "
+				   "(byte 0x%02x)", *p);
+		alnum |= isalnum(*p) != 0;
+	}
+	if (!alnum)
+		pn_tsv_die(in, col, "'%s' has no letter or digit", s);
+}
+
+static void check_aliases(const pn_tsv *in, int col, const char *s)
+{
+	if (!s[0] || strcmp(s, "NA") == 0)
+		return;
+	char *copy = pn_xstrdup(s), *save = NULL;
+	for (char *k = strtok_r(copy, ";", &save); k;
+	     k = strtok_r(NULL, ";", &save))
+		check_name(in, col, k);
+	free(copy);
+}
+
 pn_gpus *pn_gpus_load(const char *path)
 {
 	path = pn_gpus_path(path);
@@ -188,18 +234,11 @@ pn_gpus *pn_gpus_load(const char *path)
 				pn_xstrdup(pn_tsv_str(in, sc[i]));
 		if (!g->name[0] || strcmp(g->name, "NA") == 0)
 			pn_tsv_die(in, sc[0], "empty name");
-		for (size_t i = 0; i < NUMCOLS; i++) {
-			double *v = (double *)((char *)g + numcols[i].off);
-			if (pn_tsv_na(in, nc[i])) {
-				if (numcols[i].required)
-					pn_tsv_die(in, nc[i],
-						   "'%s' needs a value",
-						   g->name);
-				*v = NAN;
-			} else {
-				*v = pn_tsv_num(in, nc[i]);
-			}
-		}
+		check_name(in, sc[0], g->name);
+		check_aliases(in, sc[1], g->aliases);
+		for (size_t i = 0; i < NUMCOLS; i++)
+			*(double *)((char *)g + numcols[i].off) =
+				value(in, nc[i], i, g->name);
 		struct dupcheck d = {t, t->n, NULL};
 		if (each_key(g, clashes, &d))
 			pn_tsv_die_row(in, "'%s' shares a name with '%s'",
@@ -306,6 +345,7 @@ const pn_gpu *pn_gpus_need(const pn_gpus *t, const char *name,
 	char near[256];
 	pn_gpus_closest(t, name, near, sizeof near);
 	pn_die_at(PN_EXIT_DATA, file, line,
-		  "unknown GPU '%s' (closest: %s; see %s)", name, near,
-		  t->path);
+		  "unknown device '%s' in %s (closest: %s); pass --gpuspecs "
+		  "FILE with a table that has it (pn-time --cpu-spec -o FILE "
+		  "writes one for a CPU)", name, t->path, near);
 }

@@ -27,17 +27,30 @@ typedef struct {
  * compiled-in PN_DATADIR/gpus.tsv. */
 const char *pn_gpus_path(const char *path);
 
-/* Load and validate the table; dies (exit 1) naming file and line on a bad
- * row: a missing required value (name, sms, boost_mhz, mem_gb, mem_bw_gbs,
- * l2_mb, fp32_gflops), a non-number, or a name or alias that two rows share. */
+/* Load and validate the table; dies (exit 1) naming file, line and column
+ * on a bad row:
+ *   - a missing required value (name, sms, boost_mhz, mem_gb, mem_bw_gbs,
+ *     l2_mb, fp32_gflops): "column 'sms': 'T4' needs a value";
+ *   - a value that is not a number, or impossible (opt.h's messages): a
+ *     count (sms, cores, mem_bus_bits) that is not a whole number of at
+ *     least 1; a clock, memory size, bandwidth, L2 size or peak (fp32, and
+ *     tf32/fp16/bf16 when given) that is not above 0; a TDP or price below 0:
+ *     "column 'mem_bw_gbs': '0' is too small (must be above 0)";
+ *   - a name or alias with no letter or digit (it could never be looked
+ *     up): "column 'name': '-' has no letter or digit", or with a control
+ *     character: "column 'aliases': a name with a control character (byte
+ *     0x01)";
+ *   - a name or alias that two rows share. */
 pn_gpus *pn_gpus_load(const char *path);
 void pn_gpus_free(pn_gpus *t);
 
 /* The row named name (canonical or alias), or NULL. */
 const pn_gpu *pn_gpus_find(const pn_gpus *t, const char *name);
 
-/* Like pn_gpus_find, but an unknown name dies with
- * "file:line: unknown GPU 'x' (closest: A, B, C)"; file may be NULL. */
+/* Like pn_gpus_find, but an unknown name dies (exit 1) with "file:line:
+ * unknown device 'x' in TABLE (closest: A, B, C); pass --gpuspecs FILE with
+ * a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)";
+ * file may be NULL (no place). */
 const pn_gpu *pn_gpus_need(const pn_gpus *t, const char *name,
 			   const char *file, long line);
 

@@ -22,6 +22,9 @@ struct pn_input {
 	unsigned char *raw;     /* CHUNK bytes: compressed input, or the plain
 	                           bytes read while sniffing */
 	size_t rpos, rend;      /* plain: [rpos, rend) of raw not handed out */
+	int started;            /* the first decoded bytes were looked at */
+	char head[3];           /* the first decoded bytes, not a BOM */
+	size_t hpos, hlen;      /* [hpos, hlen) of head not handed out */
 };
 
 static ssize_t read_full(int fd, void *p, size_t n)
@@ -87,16 +90,20 @@ void pn_input_close(pn_input *in)
 	free(in);
 }
 
+/* Up to n bytes of from[*pos, end) into buf. */
+static size_t take(char *buf, size_t n, const char *from, size_t *pos,
+		   size_t end)
+{
+	size_t k = end - *pos < n ? end - *pos : n;
+	memcpy(buf, from + *pos, k);
+	*pos += k;
+	return k;
+}
+
 static size_t read_plain(pn_input *in, char *buf, size_t n)
 {
-	if (in->rpos < in->rend) {      /* bytes read while sniffing */
-		size_t k = in->rend - in->rpos;
-		if (k > n)
-			k = n;
-		memcpy(buf, in->raw + in->rpos, k);
-		in->rpos += k;
-		return k;
-	}
+	if (in->rpos < in->rend)        /* bytes read while sniffing */
+		return take(buf, n, (char *)in->raw, &in->rpos, in->rend);
 	if (in->eof)
 		return 0;
 	return read_raw(in, buf, n);
@@ -143,7 +150,30 @@ static size_t read_gz(pn_input *in, char *buf, size_t n)
 	return got;
 }
 
-size_t pn_input_read(pn_input *in, char *buf, size_t n)
+static size_t decoded(pn_input *in, char *buf, size_t n)
 {
 	return in->gz ? read_gz(in, buf, n) : read_plain(in, buf, n);
+}
+
+/* Drop a UTF-8 byte order mark before the first decoded byte (spreadsheets
+ * and Windows editors write one), so that every reader sees the first
+ * column's name as it is. */
+static void drop_bom(pn_input *in)
+{
+	size_t k;
+	in->started = 1;
+	while (in->hlen < 3 &&
+	       (k = decoded(in, in->head + in->hlen, 3 - in->hlen)) > 0)
+		in->hlen += k;
+	if (in->hlen == 3 && memcmp(in->head, "\xef\xbb\xbf", 3) == 0)
+		in->hlen = 0;
+}
+
+size_t pn_input_read(pn_input *in, char *buf, size_t n)
+{
+	if (!in->started)
+		drop_bom(in);
+	if (in->hpos < in->hlen)
+		return take(buf, n, in->head, &in->hpos, in->hlen);
+	return decoded(in, buf, n);
 }

@@ -3,7 +3,9 @@
  * Opens a file, or standard input for "-" (or NULL), and hands out its bytes
  * in the caller's buffer.  Gzip input is detected from the first two bytes
  * (0x1f 0x8b), never from the file name, and inflated on the fly; several
- * gzip members one after another (cat a.gz b.gz) read as one stream.
+ * gzip members one after another (cat a.gz b.gz) read as one stream.  A
+ * UTF-8 byte order mark (EF BB BF) at the start of the decoded bytes is
+ * dropped, so every reader above (TSV, CSV) accepts it.
  * Every error exits 1 with a message naming the input:
  *
  *   pn-x: runs.tsv: No such file or directory

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 
 #include "err.h"
 #include "input.h"
+#include "opt.h"
 #include "tsv.h"
 
 struct pn_tsv {
@@ -210,16 +212,6 @@ void pn_tsv_die_row(const pn_tsv *t, const char *fmt, ...)
 	pn_die_at(PN_EXIT_DATA, t->shown, t->line, "%s", msg);
 }
 
-/* Quote at most 40 bytes of a bad field in a message. */
-static const char *shorten(const char *s, char *buf, size_t n)
-{
-	if (strlen(s) < n)
-		return s;
-	memcpy(buf, s, n - 4);
-	strcpy(buf + n - 4, "...");
-	return buf;
-}
-
 static const double pow10tab[23] = {
 	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
@@ -345,24 +337,39 @@ int pn_parse_num(const char *s, size_t n, double *out)
 double pn_tsv_num(const pn_tsv *t, int c)
 {
 	double v;
-	if (pn_parse_num(t->f[c], t->flen[c], &v) < 0) {
-		char b[44];
-		pn_tsv_die(t, c, "'%s' is not a number", shorten(t->f[c], b,
-								  sizeof b));
+	if (pn_parse_num(t->f[c], t->flen[c], &v) < 0)
+		pn_tsv_real(t, c, PN_ANY);      /* dies with the reason */
+	return v;
+}
+
+double pn_tsv_real(const pn_tsv *t, int c, pn_span span)
+{
+	double v;
+	int rc = pn_parse_real(t->f[c], t->flen[c], span, &v);
+	if (rc != PN_NUM_OK) {
+		char m[160];
+		pn_tsv_die(t, c, "%s", pn_real_msg(m, sizeof m, rc, t->f[c],
+						   t->flen[c], span));
+	}
+	return v;
+}
+
+long long pn_tsv_whole(const pn_tsv *t, int c, long long min, long long max)
+{
+	long long v;
+	int rc = pn_parse_whole(t->f[c], t->flen[c], min, max, &v);
+	if (rc != PN_NUM_OK) {
+		char m[160];
+		pn_tsv_die(t, c, "%s", pn_whole_msg(m, sizeof m, rc, t->f[c],
+						    t->flen[c], min,
+						    (unsigned long long)max));
 	}
 	return v;
 }
 
 long long pn_tsv_int(const pn_tsv *t, int c)
 {
-	double v;
-	v = pn_tsv_num(t, c);
-	if (v != floor(v) || fabs(v) >= 9007199254740992.0) {
-		char b[44];
-		pn_tsv_die(t, c, "'%s' is not a whole number",
-			   shorten(t->f[c], b, sizeof b));
-	}
-	return (long long)v;
+	return pn_tsv_whole(t, c, -PN_WHOLE_MAX, PN_WHOLE_MAX);
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -506,8 +513,11 @@ void pn_tsv_out_row(pn_tsv_out *o, FILE *f)
 
 #define MAX_OUT 8
 static struct {
-	FILE *f;
-	char *path, *tmp;
+	FILE *f;        /* pn_output_open's stream; NULL for a reserved name */
+	char *path;     /* as given, for messages */
+	char *target;   /* path with symbolic links followed; NULL: stdout */
+	char *tmp;      /* temporary file, or NULL when writing target itself */
+	int copy;       /* reserved: copy tmp into target (a device, stdout) */
 } outs[MAX_OUT];
 
 void pn_stdout_init(void)
@@ -516,75 +526,194 @@ void pn_stdout_init(void)
 	setvbuf(stdout, buf, _IOFBF, sizeof buf);
 }
 
-FILE *pn_output_open(const char *path)
+static int free_slot(void)
 {
-	if (!path || strcmp(path, "-") == 0)
-		return stdout;
-	int slot = 0;
-	while (slot < MAX_OUT && outs[slot].f)
-		slot++;
-	if (slot == MAX_OUT)
-		PN_BUG("too many output files");
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* a device or pipe (/dev/full, a fifo): write to it directly,
-		 * never rename over it */
-		FILE *f = fopen(path, "w");
-		if (!f)
-			pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-		outs[slot].f = f;
-		outs[slot].path = pn_xstrdup(path);
-		outs[slot].tmp = NULL;
-		return f;
+	for (int i = 0; i < MAX_OUT; i++)
+		if (!outs[i].path)
+			return i;
+	PN_BUG("too many output files");
+}
+
+/* path with every symbolic link followed (the last may dangle): a link is
+ * written through, never replaced. */
+static char *follow(const char *path)
+{
+	char *p = pn_xstrdup(path);
+	for (int hops = 0; hops < 40; hops++) {
+		struct stat st;
+		char to[PATH_MAX];
+		ssize_t n;
+		if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode) ||
+		    (n = readlink(p, to, sizeof to - 1)) < 0)
+			return p;
+		to[n] = '\0';
+		char *slash = strrchr(p, '/'), *next;
+		if (to[0] == '/' || !slash) {
+			next = pn_xstrdup(to);
+		} else {
+			size_t dir = (size_t)(slash - p) + 1;
+			next = pn_xmalloc(dir + (size_t)n + 1);
+			memcpy(next, p, dir);
+			memcpy(next + dir, to, (size_t)n + 1);
+		}
+		free(p);
+		p = next;
 	}
-	size_t n = strlen(path);
+	pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(ELOOP));
+}
+
+/* A new file named like dir/base.XXXXXX (in $TMPDIR or /tmp when dir is
+ * NULL), mode 0666 & ~umask, removed if the program dies.  Returns its
+ * name and its descriptor in *fd. */
+static char *temp_file(const char *path, const char *near, int *fd)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	size_t n = near ? strlen(near) : strlen(dir) + 7;
 	char *tmp = pn_xmalloc(n + 8);
-	memcpy(tmp, path, n);
+	if (near)
+		memcpy(tmp, near, n);
+	else
+		snprintf(tmp, n + 1, "%s/pn-out", dir);
 	memcpy(tmp + n, ".XXXXXX", 8);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
+	*fd = mkstemp(tmp);
+	if (*fd < 0)
 		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
 	pn_cleanup_push(tmp);
 	mode_t mask = umask(0);
 	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	FILE *f = fdopen(fd, "w");
+	if (fchmod(*fd, 0666 & ~mask) != 0)
+		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	return tmp;
+}
+
+/* Fill a slot for path: target, and whether target is a file that is
+ * replaced (1) or something written in place (0: a device, a FIFO). */
+static int claim(int slot, const char *path)
+{
+	struct stat st;
+	outs[slot].path = pn_xstrdup(path);
+	if (strcmp(path, "-") == 0)
+		return 0;
+	outs[slot].target = follow(path);
+	return stat(outs[slot].target, &st) != 0 || S_ISREG(st.st_mode);
+}
+
+FILE *pn_output_open(const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return stdout;
+	int slot = free_slot(), fd;
+	FILE *f;
+	if (claim(slot, path)) {
+		outs[slot].tmp = temp_file(path, outs[slot].target, &fd);
+		f = fdopen(fd, "w");
+	} else {
+		f = fopen(outs[slot].target, "w");
+	}
 	if (!f)
 		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
 	outs[slot].f = f;
-	outs[slot].path = pn_xstrdup(path);
-	outs[slot].tmp = tmp;
 	return f;
+}
+
+const char *pn_output_reserve(const char *path)
+{
+	int slot = free_slot(), fd;
+	if (!path)
+		path = "-";
+	if (claim(slot, path)) {
+		outs[slot].tmp = temp_file(path, outs[slot].target, &fd);
+	} else {
+		outs[slot].tmp = temp_file(path, NULL, &fd);
+		outs[slot].copy = 1;
+	}
+	close(fd);
+	return outs[slot].tmp;
+}
+
+static void release(int i)
+{
+	if (outs[i].tmp) {
+		pn_cleanup_pop(outs[i].tmp);
+		free(outs[i].tmp);
+	}
+	free(outs[i].target);
+	free(outs[i].path);
+	memset(&outs[i], 0, sizeof outs[i]);
+}
+
+/* Flush and close f; dies "write error: <path>: <reason>" on failure. */
+static void finish(FILE *f, const char *path)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+	int e = errno;
+	if (f == stdout) {
+		if (bad)
+			pn_die(PN_EXIT_DATA, "write error: %s",
+			       strerror(e ? e : EIO));
+		return;
+	}
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad)
+		pn_die(PN_EXIT_DATA, "write error: %s: %s", path,
+		       strerror(e ? e : EIO));
+}
+
+/* Copy the reserved file of slot i into its device or standard output. */
+static void copy_out(int i)
+{
+	FILE *from = fopen(outs[i].tmp, "r");
+	FILE *to = outs[i].target ? fopen(outs[i].target, "w") : stdout;
+	if (!from || !to)
+		pn_die(PN_EXIT_DATA, "%s: %s", outs[i].path, strerror(errno));
+	char buf[1 << 16];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, from)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			break;
+	if (ferror(from))
+		pn_die(PN_EXIT_DATA, "%s: read error: %s", outs[i].tmp,
+		       strerror(errno));
+	fclose(from);
+	finish(to, outs[i].path);
+	unlink(outs[i].tmp);
+}
+
+void pn_output_commit(const char *name)
+{
+	for (int i = 0; i < MAX_OUT; i++) {
+		if (outs[i].f || !outs[i].tmp || strcmp(outs[i].tmp, name))
+			continue;
+		if (outs[i].copy)
+			copy_out(i);
+		else if (rename(outs[i].tmp, outs[i].target) != 0)
+			pn_die(PN_EXIT_DATA, "%s: %s", outs[i].path,
+			       strerror(errno));
+		release(i);
+		return;
+	}
+	PN_BUG("pn_output_commit on an unknown name");
 }
 
 void pn_output_close(FILE *f)
 {
 	if (f == stdout) {
-		if (fflush(stdout) != 0 || ferror(stdout))
-			pn_die(PN_EXIT_DATA, "write error: %s",
-			       strerror(errno ? errno : EIO));
+		finish(f, "-");
 		return;
 	}
 	for (int i = 0; i < MAX_OUT; i++) {
 		if (outs[i].f != f)
 			continue;
-		int bad = fflush(f) != 0 || ferror(f);
-		int e = errno;
-		if (fclose(f) != 0 && !bad) {
-			bad = 1;
-			e = errno;
-		}
-		outs[i].f = NULL;
-		if (bad)
-			pn_die(PN_EXIT_DATA, "write error: %s: %s",
-			       outs[i].path, strerror(e ? e : EIO));
-		if (outs[i].tmp && rename(outs[i].tmp, outs[i].path) != 0)
+		finish(f, outs[i].path);
+		if (outs[i].tmp && rename(outs[i].tmp, outs[i].target) != 0)
 			pn_die(PN_EXIT_DATA, "%s: %s", outs[i].path,
 			       strerror(errno));
-		if (outs[i].tmp)
-			pn_cleanup_pop(outs[i].tmp);
-		free(outs[i].tmp);
-		free(outs[i].path);
+		release(i);
 		return;
 	}
 	PN_BUG("pn_output_close on unknown file");

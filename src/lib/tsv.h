@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "opt.h"
+
 typedef struct pn_tsv pn_tsv;
 
 /* Open path ("-" or NULL for standard input) and read its header.
@@ -50,12 +52,20 @@ size_t pn_tsv_len(const pn_tsv *t, int col);
 /* True when the field is empty or "NA" (a value that does not apply). */
 int pn_tsv_na(const pn_tsv *t, int col);
 
-/* The field as a finite number; dies "column 'x': 'v' is not a number".
- * Accepts decimal notation with optional sign, fraction and exponent;
- * rejects empty fields, spaces, hex, inf and nan. */
+/* The field as a finite number; dies "column 'x': 'v' is not a number"
+ * (or "is too large/small" beyond a double).  Accepts decimal notation
+ * with optional sign, fraction and exponent; rejects empty fields, spaces,
+ * hex, inf and nan.  The rule and messages are opt.h's. */
 double pn_tsv_num(const pn_tsv *t, int col);
-/* The field as a whole number (a finite number with no fraction, |v| < 2^53);
- * dies "column 'x': 'v' is not a whole number". */
+/* The field as a number within span (opt.h); dies with opt.h's message:
+ * "column 'x': '0' is too small (must be above 0)". */
+double pn_tsv_real(const pn_tsv *t, int col, pn_span span);
+/* The field as a whole number in [min, max] (opt.h's rule: "1e3" is 1000);
+ * dies "column 'x': 'v' is not a whole number", "... is too large (at most
+ * N)" or "... is too small (at least N)". */
+long long pn_tsv_whole(const pn_tsv *t, int col, long long min,
+		       long long max);
+/* pn_tsv_whole from -PN_WHOLE_MAX to PN_WHOLE_MAX (|v| < 2^53). */
 long long pn_tsv_int(const pn_tsv *t, int col);
 
 /* Die with "file:line: column 'x': <fmt>" for the current row. */
@@ -94,12 +104,33 @@ void pn_tsv_out_row(pn_tsv_out *o, FILE *f);           /* line with newline */
 
 /* ---- output files ----------------------------------------------------- */
 
-/* Open path for writing ("-" or NULL: standard output).  A file is written
- * to a temporary name beside it and renamed into place by pn_output_close(),
- * so a run that fails leaves no partial file behind. */
+/* Every file a pn tool writes goes through here.  For path:
+ *   - "-" or NULL: standard output;
+ *   - a symbolic link: its target (followed to the end, which may not exist
+ *     yet) is written; the link stays;
+ *   - a regular file, or a name that does not exist: the output goes to a
+ *     temporary name beside it (mode 0666 & ~umask, like any new file) that
+ *     replaces it when the output is committed; a run that dies first
+ *     (pn_die) removes the temporary file, so it leaves nothing behind;
+ *   - anything else (a device such as /dev/null or /dev/full, a FIFO): it is
+ *     written in place and never replaced or removed.
+ * Errors exit 1: "pn-x: out.tsv: Permission denied" when the file cannot be
+ * made, "pn-x: write error: out.tsv: No space left on device" when writing
+ * fails.  At most 8 outputs are open at once. */
+
+/* Open path for writing. */
 FILE *pn_output_open(const char *path);
-/* Flush and close; on a write error dies "write error: <path>: <reason>". */
+/* Flush and close; on a write error dies "write error: <path>: <reason>";
+ * then the output is put in place. */
 void pn_output_close(FILE *f);
+
+/* For a file that another program writes (gnuplot's PNG): a new, empty
+ * temporary file for it to write, whose name stays valid until
+ * pn_output_commit(name) puts its bytes in place at path as above (renamed
+ * onto a regular file; copied into a device, a FIFO or standard output,
+ * then removed).  A run that dies before the commit leaves nothing behind. */
+const char *pn_output_reserve(const char *path);
+void pn_output_commit(const char *name);
 
 /* Give stdout a large buffer; call once at start. */
 void pn_stdout_init(void);
