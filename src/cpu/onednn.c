@@ -389,6 +389,8 @@ static void addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
 static void canon(pn_run *r, int slot, dnnl_memory_t m,
 		  const dnnl_memory_desc_t *md)
 {
+	if (r->st || !m)         /* a failed prepare: nothing to compare */
+		return;
 	r->canon[slot] = m;
 	r->cmd[slot] = md ? *md : *mdof(m);
 }
@@ -1400,10 +1402,19 @@ static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 	r->cfg = *cfg;
 	r->limit = opts.mem_limit;
 	pn_rng_seed(&r->rng, opts.seed);
-	if (cfg->prec != PN_FP32)
+	double need = pn_io_bytes(cfg);
+	if (cfg->prec != PN_FP32) {
 		fail(r, PN_INVALID, "precision %s is not supported by the cpu "
 		     "backend (fp32 only)", pn_prec_name(cfg->prec));
-	else
+	} else if (need > PN_BYTES_MAX) {
+		/* before oneDNN's sizes, which would overflow */
+		r->bytes = need;
+		if (r->limit > 0)
+			fail(r, PN_OOM, "needs more than --mem-limit %.0f bytes",
+			     r->limit);
+		else
+			fail(r, PN_OOM, "needs %.3g bytes", need);
+	} else
 		switch (cfg->l.type) {
 		case PN_DENSE: dense(r); break;
 		case PN_BMM: bmm(r); break;

@@ -8,6 +8,7 @@
  * library does not support is PN_INVALID, anything else PN_ERROR (after
  * which pn-time calls recover: cudaDeviceReset and a fresh start). */
 #include <cstdarg>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1125,6 +1126,37 @@ static int cuda_open(const pn_bk_opts *o, char *device, size_t nd,
 	return 0;
 }
 
+/* A row too big for the device, or with a size over the int that cuBLAS,
+ * cuDNN and the layers here take, fails before any size is computed:
+ * casting such a size to int would make another layer of it. */
+static void fits(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	double need = pn_io_bytes(&r->cfg);
+	size_t avail = 0, total = 0;
+	CU(cudaMemGetInfo(&avail, &total));
+	if (need > (double)total) {
+		r->bytes = need;
+		failf(PN_OOM, "needs %.3g bytes, more than the device's %zu",
+		      need, total);
+	}
+	const double dims[] = {l->batch, l->seq_len, l->dim, l->in_features,
+		l->out_features, l->m, l->n, l->k, l->in_channels,
+		l->out_channels, l->kernel, l->image, l->stride, l->padding,
+		l->embed_dim, 3 * l->embed_dim, l->heads, l->vocab,
+		l->input_size, l->hidden, l->layers, l->batch * l->seq_len};
+	for (double d : dims) {
+		if (d <= INT_MAX)
+			continue;
+		r->bytes = need;
+		if (g.o.mem_limit > 0 && need > g.o.mem_limit)
+			failf(PN_OOM, "needs more than --mem-limit %.0f bytes",
+			      g.o.mem_limit);
+		failf(PN_INVALID, "a size of %.0f is over the cuda backend's "
+		      "limit %d", d, INT_MAX);
+	}
+}
+
 static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 			char *msg, size_t n)
 {
@@ -1138,6 +1170,7 @@ static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		 CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
 	pn_rng_seed(&r->rng, g.o.seed);
 	try {
+		fits(r);
 		switch (cfg->l.type) {
 		case PN_DENSE: dense(r); break;
 		case PN_BMM: bmm(r); break;

@@ -35,79 +35,100 @@ static float *alloc(size_t n)
 	return n ? pn_xcalloc(n, sizeof(float)) : NULL;
 }
 
-void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
+/* Elements of each array of pn_io for l, in double so that no size
+ * overflows; the fan-in of the weights, for their scale. */
+static void io_sizes(const pn_layer *l, double *nx, double *nx2,
+		     double *nidx, double *nw, double *ny, double *fan)
 {
-	const pn_layer *l = &cfg->l;
-	size_t B = (size_t)l->batch, S = (size_t)l->seq_len;
-	double fan = 1;       /* fan-in of the weights, for their scale */
-	memset(io, 0, sizeof *io);
+	double B = l->batch, S = l->seq_len;
+	*nx = *nx2 = *nidx = *nw = *ny = 0;
+	*fan = 1;
 	switch (l->type) {
 	case PN_DENSE: {
-		size_t I = (size_t)l->in_features, O = (size_t)l->out_features;
-		io->nx = B * I;
-		io->nw = O * I + (l->bias ? O : 0);
-		io->ny = B * O;
-		fan = (double)I;
+		double I = l->in_features, O = l->out_features;
+		*nx = B * I;
+		*nw = O * I + (l->bias ? O : 0);
+		*ny = B * O;
+		*fan = I;
 		break;
 	}
 	case PN_BMM:
-		io->nx = B * (size_t)(l->m * l->n);
-		io->nx2 = B * (size_t)(l->n * l->k);
-		io->ny = B * (size_t)(l->m * l->k);
+		*nx = B * (l->m * l->n);
+		*nx2 = B * (l->n * l->k);
+		*ny = B * (l->m * l->k);
 		break;
 	case PN_CONV2D: {
-		size_t C = (size_t)l->in_channels, O = (size_t)l->out_channels;
-		size_t X = (size_t)l->image, k = (size_t)l->kernel;
-		size_t Y = (size_t)conv_out(l);
-		io->nx = B * C * X * X;
-		io->nw = O * C * k * k + (l->bias ? O : 0);
-		io->ny = B * O * Y * Y;
-		fan = (double)(C * k * k);
+		double C = l->in_channels, O = l->out_channels;
+		double X = l->image, k = l->kernel, Y = conv_out(l);
+		*nx = B * C * X * X;
+		*nw = O * C * k * k + (l->bias ? O : 0);
+		*ny = B * O * Y * Y;
+		*fan = C * k * k;
 		break;
 	}
 	case PN_ATTENTION: {
-		size_t E = (size_t)l->embed_dim;
-		io->nx = io->ny = B * S * E;
-		io->nw = 4 * E * E + 4 * E;
-		fan = (double)E;
+		double E = l->embed_dim;
+		*nx = *ny = B * S * E;
+		*nw = 4 * E * E + 4 * E;
+		*fan = E;
 		break;
 	}
 	case PN_EMBEDDING:
-		io->nidx = B * S;
-		io->nw = (size_t)(l->vocab * l->embed_dim);
-		io->ny = B * S * (size_t)l->embed_dim;
-		fan = 1;
+		*nidx = B * S;
+		*nw = l->vocab * l->embed_dim;
+		*ny = B * S * l->embed_dim;
 		break;
 	case PN_RNN: case PN_LSTM: case PN_GRU: {
-		size_t g = (size_t)pn_rnn_gates(l->type), H = (size_t)l->hidden;
-		size_t d = l->bidirectional ? 2 : 1, I = (size_t)l->input_size;
-		io->nx = S * B * I;
-		io->ny = S * B * d * H;
-		for (size_t k = 0; k < (size_t)l->layers; k++) {
-			size_t in = k == 0 ? I : d * H;
-			io->nw += d * (g * H * in + g * H * H + 2 * g * H);
+		double g = pn_rnn_gates(l->type), H = l->hidden;
+		double d = l->bidirectional ? 2 : 1, I = l->input_size;
+		*nx = S * B * I;
+		*ny = S * B * d * H;
+		for (double k = 0; k < l->layers; k++) {
+			double in = k == 0 ? I : d * H;
+			*nw += d * (g * H * in + g * H * H + 2 * g * H);
 		}
-		fan = (double)H;
+		*fan = H;
 		break;
 	}
 	case PN_LAYERNORM:
-		io->nx = io->ny = B * S * (size_t)l->dim;
-		io->nw = 2 * (size_t)l->dim;
+		*nx = *ny = B * S * l->dim;
+		*nw = 2 * l->dim;
 		break;
 	case PN_SOFTMAX:
-		io->nx = io->ny = B * S * (size_t)l->dim;
+		*nx = *ny = B * S * l->dim;
 		break;
 	case PN_ELEMENTWISE:
-		io->nx = io->ny = B * S * (size_t)l->dim;
+		*nx = *ny = B * S * l->dim;
 		if (pn_elem_binary(l->op))
-			io->nx2 = io->nx;
+			*nx2 = *nx;
 		break;
 	case PN_POSENC:
-		io->nx = io->ny = B * S * (size_t)l->embed_dim;
+		*nx = *ny = B * S * l->embed_dim;
 		break;
 	default:
 		PN_BUG("pn_io_init: layer type");
 	}
+}
+
+double pn_io_bytes(const pn_config *cfg)
+{
+	double nx, nx2, nidx, nw, ny, fan;
+	io_sizes(&cfg->l, &nx, &nx2, &nidx, &nw, &ny, &fan);
+	return (nx + nx2 + nw + ny) * (cfg->l.bytes > 0 ? cfg->l.bytes : 4) +
+	       nidx * 4;
+}
+
+void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
+{
+	const pn_layer *l = &cfg->l;
+	double nx, nx2, nidx, nw, ny, fan;
+	io_sizes(l, &nx, &nx2, &nidx, &nw, &ny, &fan);
+	memset(io, 0, sizeof *io);
+	io->nx = (size_t)nx;
+	io->nx2 = (size_t)nx2;
+	io->nidx = (size_t)nidx;
+	io->nw = (size_t)nw;
+	io->ny = (size_t)ny;
 	io->x = alloc(io->nx);
 	io->dx = alloc(io->nx);
 	io->x2 = alloc(io->nx2);

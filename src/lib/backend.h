@@ -100,6 +100,16 @@ typedef struct {
 void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed);
 void pn_io_free(pn_io *io);
 
+/* Bytes of the forward arrays of pn_io for cfg at its precision (inputs,
+ * indices, weights, outputs), computed in double without allocating: a
+ * lower bound of what a backend allocates (both backends keep these
+ * apart), which a backend checks before its integer sizes overflow. */
+double pn_io_bytes(const pn_config *cfg);
+
+/* Bytes beyond any machine (2^53): a backend gives a row that needs more
+ * status PN_OOM before it computes a single size. */
+#define PN_BYTES_MAX 9007199254740992.0
+
 /* Gates of a recurrent cell: 1 rnn, 4 lstm, 3 gru. */
 int pn_rnn_gates(pn_layer_type t);
 
