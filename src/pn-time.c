@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../cpu/cpu.h"
-#include "backend.h"
+#include "../time/backend.h"
 #include "config.h"
 #include "err.h"
 #include "gpuspec.h"

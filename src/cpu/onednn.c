@@ -12,7 +12,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
-#include "backend.h"
+#include "../time/backend.h"
 #include "cpu.h"
 #include "err.h"
 #include "rng.h"

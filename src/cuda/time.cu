@@ -21,7 +21,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
-#include "backend.h"
+#include "../time/backend.h"
 #include "kernels.cuh"
 extern "C" {
 #include "rng.h"
