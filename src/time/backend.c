@@ -6,14 +6,6 @@
 #include "err.h"
 #include "rng.h"
 
-/* hot loops of the cpu backend: compiled for AVX-512, AVX2 and plain x86-64,
- * picked at load time, as frameworks dispatch their CPU kernels */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define VEC __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VEC
-#endif
-
 const char *pn_status_name(int status)
 {
 	static const char *const names[] = {"ok", "oom", "invalid", "error"};
@@ -168,63 +160,6 @@ void pn_io_free(pn_io *io)
 	free(io->dy);
 	free(io->idx);
 	memset(io, 0, sizeof *io);
-}
-
-int pn_opt_states(int opt)
-{
-	switch (opt) {
-	case PN_OPT_ADAM: case PN_OPT_ADADELTA: return 2;
-	case PN_OPT_ADAGRAD: case PN_OPT_RMSPROP: return 1;
-	default: return 0;
-	}
-}
-
-VEC void pn_opt_update(int opt, float lr, long t, size_t n, float *w,
-		   const float *g, float *s1, float *s2)
-{
-	switch (opt) {
-	case PN_OPT_SGD:
-		for (size_t i = 0; i < n; i++)
-			w[i] -= lr * g[i];
-		break;
-	case PN_OPT_ADAM: {
-		float c1 = 1 - powf(PN_ADAM_B1, (float)t);
-		float c2 = 1 - powf(PN_ADAM_B2, (float)t);
-		float step = lr / c1, rc2 = 1 / sqrtf(c2);
-		for (size_t i = 0; i < n; i++) {
-			s1[i] = PN_ADAM_B1 * s1[i] + (1 - PN_ADAM_B1) * g[i];
-			s2[i] = PN_ADAM_B2 * s2[i] + (1 - PN_ADAM_B2) * g[i] * g[i];
-			w[i] -= step * s1[i] / (sqrtf(s2[i]) * rc2 + PN_ADAM_EPS);
-		}
-		break;
-	}
-	case PN_OPT_ADAGRAD:
-		for (size_t i = 0; i < n; i++) {
-			s1[i] += g[i] * g[i];
-			w[i] -= lr * g[i] / (sqrtf(s1[i]) + PN_ADAGRAD_EPS);
-		}
-		break;
-	case PN_OPT_ADADELTA: {
-		const float rho = PN_ADADELTA_RHO, eps = PN_ADADELTA_EPS;
-		for (size_t i = 0; i < n; i++) {
-			s1[i] = rho * s1[i] + (1 - rho) * g[i] * g[i];
-			float d = sqrtf(s2[i] + eps) / sqrtf(s1[i] + eps) * g[i];
-			s2[i] = rho * s2[i] + (1 - rho) * d * d;
-			w[i] -= lr * d;
-		}
-		break;
-	}
-	case PN_OPT_RMSPROP: {
-		const float a = PN_RMSPROP_ALPHA;
-		for (size_t i = 0; i < n; i++) {
-			s1[i] = a * s1[i] + (1 - a) * g[i] * g[i];
-			w[i] -= lr * g[i] / (sqrtf(s1[i]) + PN_RMSPROP_EPS);
-		}
-		break;
-	}
-	default:
-		break;
-	}
 }
 
 void pn_posenc_table(float *pe, long S, long E)
