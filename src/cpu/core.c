@@ -78,7 +78,6 @@ float *dn_fbuf(pn_run *r, size_t n)
 	return p;
 }
 
-
 /* A memory object of md on a new buffer; fill ZERO, RAND in [-1, 1),
  * WEIGHT in [-1/sqrt(fan), 1/sqrt(fan)). */
 dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
@@ -163,7 +162,6 @@ dnnl_memory_desc_t dn_md_str(int nd, const dnnl_dim_t *dims,
 		PN_BUG("memory descriptor");
 	return md;
 }
-
 
 const dnnl_format_tag_t dn_plain[] = {
 	dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde
@@ -341,7 +339,6 @@ void dn_c_dropout(const op *o)          /* b = a * keep / (1 - p) */
 		o->b[i] = pn_keep((uint64_t)o->k, i, o->f) ? o->a[i] * s : 0;
 }
 
-
 /* ---- layers --------------------------------------------------------------- */
 
 static dnnl_alg_kind_t act_bwd_alg(int act)
@@ -370,7 +367,6 @@ dnnl_memory_t dn_act_bwd(pn_run *r, int act, dnnl_memory_t y,
 	     DNNL_ARG_DIFF_SRC, dz, -1);
 	return dz;
 }
-
 
 /* ---- the backend ---------------------------------------------------------- */
 
@@ -554,7 +550,6 @@ static int xfer(pn_run *r, dnnl_memory_t m, const dnnl_memory_desc_t *cmd,
 	dnnl_memory_destroy(u);
 	return bad ? -1 : 0;
 }
-
 
 static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 {

@@ -98,7 +98,6 @@ void dn_bmm(pn_run *r)
 	dn_canon(r, CDX2, db, NULL);
 }
 
-
 void dn_attention(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;

@@ -12,7 +12,6 @@ static void c_zero(const op *o)
 	memset(o->a, 0, o->n * sizeof(float));
 }
 
-
 static float act_f(int act, float x)
 {
 	return act == PN_ACT_RELU ? (x > 0 ? x : 0) :
@@ -36,7 +35,6 @@ static void c_act_bwd(const op *o)          /* c = a * act'(from output b) */
 	for (size_t i = 0; i < o->n; i++)
 		o->c[i] = o->a[i] * act_d(o->k, o->b[i]);
 }
-
 
 /* The layers of one recurrent net: shapes, descriptors and the tensors the
  * forward and backward passes share. */
@@ -292,7 +290,6 @@ void dn_rnn(pn_run *r)
 		dn_addparam(r, r->rb[k], c->train ? r->rdb[k] : NULL, &c->mb);
 	}
 }
-
 
 /* Recurrent weights: canonical (PyTorch) <-> oneDNN ldigo, gate order and
  * biases mapped (see backend.h). */

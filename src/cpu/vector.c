@@ -44,7 +44,6 @@ static void c_pow_bwd(const op *o)
 	}
 }
 
-
 void dn_embedding(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
@@ -83,7 +82,6 @@ void dn_embedding(pn_run *r)
 	dn_addparam(r, t, dt, &mt);
 	dn_canon(r, CDY, dy, NULL);
 }
-
 
 void dn_layernorm(pn_run *r)
 {

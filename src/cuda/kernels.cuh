@@ -6,7 +6,7 @@
  * Every kernel takes its tensors in the layer's type T (float, __half or
  * __nv_bfloat16), computes in float and uses a grid-stride loop, so any
  * grid size is correct.  Each has a plain-C counterpart in the cpu backend
- * (src/cpu/onednn.c, src/time/backend.c) that --check compares it with. */
+ * (src/cpu/, src/lib/optim.c) that --check compares it with. */
 #ifndef PN_KERNELS_CUH
 #define PN_KERNELS_CUH
 
