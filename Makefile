@@ -74,8 +74,11 @@ CUDA_TIME_LIBS :=
 endif
 CUDA_SRC := $(wildcard src/cuda/*.cu)
 CUDA_HDRS := $(wildcard src/cuda/*.h src/cuda/*.cuh)
-# pn-time's CPU backend (oneDNN)
-CPU_OBJ  := build/cpu/onednn.o build/cpu/cpuspec.o build/cpu/ref.o
+# pn-time's own parts: what every backend shares (src/time), the CPU
+# backend (oneDNN, src/cpu)
+TIME_OBJ := $(patsubst src/%.c,build/%.o,$(wildcard src/time/*.c))
+TIME_HDRS := $(wildcard src/time/*.h)
+CPU_OBJ  := $(patsubst src/%.c,build/%.o,$(wildcard src/cpu/*.c))
 # tools that talk to the GPU link the CUDA objects
 CUDA_TOOLS := bin/pn-specs
 
@@ -94,7 +97,7 @@ build/%.o: src/%.c $(HDRS) | build/lib
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/cuda/%.o: src/cuda/%.cu $(CUDA_HDRS) $(HDRS) | build/cuda
+build/cuda/%.o: src/cuda/%.cu $(CUDA_HDRS) $(TIME_HDRS) $(HDRS) | build/cuda
 	$(E) NVCC $@
 	$(Q)$(NVCC) $(NVFLAGS) $(CUDA_ARCH) -Isrc/cuda -Isrc/lib -c -o $@ $<
 
@@ -102,15 +105,21 @@ build/libpncuda.a: $(patsubst src/cuda/%.cu,build/cuda/%.o,$(CUDA_SRC))
 	$(E) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-build/cuda/nocuda.o build/cuda/nocuda_time.o: build/cuda/%.o: src/cuda/%.c $(CUDA_HDRS) $(HDRS) | build/cuda
+build/cuda/nocuda.o build/cuda/nocuda_time.o: build/cuda/%.o: src/cuda/%.c $(CUDA_HDRS) $(TIME_HDRS) $(HDRS) | build/cuda
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/cpu/%.o: src/cpu/%.c src/cpu/cpu.h $(HDRS) | build/cpu
+build/cpu/%.o: src/cpu/%.c src/cpu/cpu.h $(TIME_HDRS) $(HDRS) | build/cpu
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/lib build/cuda build/cpu:
+build/time/%.o: src/time/%.c $(TIME_HDRS) $(HDRS) | build/time
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/pn-time.o: $(TIME_HDRS) src/cpu/cpu.h
+
+build/lib build/cuda build/cpu build/time:
 	$(Q)mkdir -p $@ bin
 
 $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
@@ -118,12 +127,12 @@ $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
 
 # the optimizer and dropout loops are timed: let the compiler vectorize them
-build/lib/backend.o build/cpu/onednn.o: CFLAGS += -O3 -fno-math-errno
+build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o): CFLAGS += -O3 -fno-math-errno
 
 # pn-time: the oneDNN backend, and the CUDA backend or its stub
-bin/pn-time: build/pn-time.o build/libpn.a $(CPU_OBJ) $(CUDA_TIME)
+bin/pn-time: build/pn-time.o build/libpn.a $(TIME_OBJ) $(CPU_OBJ) $(CUDA_TIME)
 	$(E) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CPU_OBJ) $(CUDA_TIME) build/libpn.a $(LIBS_pn-time) $(LDLIBS) $(CUDA_TIME_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TIME_OBJ) $(CPU_OBJ) $(CUDA_TIME) build/libpn.a $(LIBS_pn-time) $(LDLIBS) $(CUDA_TIME_LIBS)
 
 build/libpn.a: $(LIBOBJ)
 	$(E) AR $@

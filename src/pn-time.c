@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "../cpu/cpu.h"
-#include "backend.h"
+#include "../time/backend.h"
+#include "../time/partial.h"
 #include "config.h"
 #include "err.h"
 #include "gpuspec.h"
@@ -47,7 +48,12 @@ static const char usage[] =
 "                         --threads and exit; measured once, then cached\n"
 "      --remeasure        with --cpu-spec: measure again\n"
 "  -q, --quiet            no progress on standard error\n"
-"  -o, --output FILE      write to FILE instead of standard output\n"
+"  -o, --output FILE      write to FILE instead of standard output; until\n"
+"                         the run ends the rows go to FILE.part, which\n"
+"                         a killed run leaves behind\n"
+"      --resume FILE      continue the run that left FILE.part: measure\n"
+"                         only the rows not yet there (same input and\n"
+"                         options)\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
 "\n"
@@ -99,7 +105,9 @@ static double tolerance(pn_prec p)
 }
 
 /* Compare backend b with the reference ref on cfg: 0 when they agree,
- * else -1 with msg; *err the largest relative error.  Recurrent layers
+ * 1 when b cannot hold the row (PN_OOM: nothing compared, the row is
+ * timed as usual and gets oom), else -1 with msg; *err the largest
+ * relative error.  Recurrent layers
  * run without their last-step activation (it rewrites the gradient the
  * caller gives), and without dropout against cuDNN, whose masks are its
  * own. */
@@ -116,13 +124,17 @@ static int check_row(const pn_backend *b, const pn_backend *ref,
 	rcfg = cfg;
 	rcfg.prec = PN_FP32;
 	rcfg.l.bytes = 4;
-	pn_io io, rio;
-	pn_io_init(&io, &cfg, seed);
-	pn_io_init(&rio, &cfg, seed);
 	pn_run *run = NULL, *rrun = NULL;
 	double mem;
 	char m2[256];
+	/* prepared before the data is made: a row too big for b is no
+	 * failed check, and its data may not fit in memory either */
 	int st = b->prepare(&cfg, &run, &mem, msg, n);
+	if (st == PN_OOM)
+		return 1;
+	pn_io io, rio;
+	pn_io_init(&io, &cfg, seed);
+	pn_io_init(&rio, &cfg, seed);
 	if (st == PN_OK) {
 		st = b->compute(run, &io, msg, n);
 		b->release(run);
@@ -326,9 +338,10 @@ static long count_rows(const char *path)
 	return n;
 }
 
-static void progress(long done, long total, double t0, int last)
+/* done rows of total (-1: unknown), fresh of them measured since t0 */
+static void progress(long done, long total, long fresh, double t0, int last)
 {
-	double dt = now_s() - t0, rate = dt > 0 ? done / dt : 0;
+	double dt = now_s() - t0, rate = dt > 0 ? fresh / dt : 0;
 	fprintf(stderr, "\r%s: %ld", pn_prog, done);
 	if (total > 0)
 		fprintf(stderr, "/%ld", total);
@@ -341,9 +354,18 @@ static void progress(long done, long total, double t0, int last)
 	fputs(last ? "\n" : "   ", stderr);
 }
 
-int main(int argc, char **argv)
+/* ---- options ------------------------------------------------------------ */
+
+static struct {
+	const char *backend, *device, *specs, *out, *resume;
+	pn_bk_opts bo;
+	int cpuspec, remeasure;
+} a = {"cpu", NULL, NULL, NULL, NULL, {1, -1, 1, 0, -1}, 0, 0};
+
+static void parse_args(int argc, char **argv)
 {
-	enum { O_COLD = 256, O_WARM, O_REPMS, O_CPUSPEC, O_REMEASURE, O_VERSION, O_CLOCK };
+	enum { O_COLD = 256, O_WARM, O_REPMS, O_CPUSPEC, O_REMEASURE, O_VERSION,
+	       O_CLOCK, O_RESUME };
 	static const struct option lopts[] = {
 		{"backend", required_argument, 0, 'b'},
 		{"reps", required_argument, 0, 'r'},
@@ -362,28 +384,21 @@ int main(int argc, char **argv)
 		{"remeasure", no_argument, 0, O_REMEASURE},
 		{"quiet", no_argument, 0, 'q'},
 		{"output", required_argument, 0, 'o'},
+		{"resume", required_argument, 0, O_RESUME},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, O_VERSION},
 		{0, 0, 0, 0},
 	};
-	const char *backend = "cpu", *device = NULL, *specs = NULL, *out = NULL;
-	pn_bk_opts bo = {1, -1, 1, 0, -1};
-	int cpuspec = 0, remeasure = 0, c;
-	pn_init("pn-time");
-	pn_stdout_init();
-	static char **argv0;  /* static: reachable at every exit */
-	argv0 = pn_xmalloc(((size_t)argc + 1) * sizeof *argv0);
-	memcpy(argv0, argv, ((size_t)argc + 1) * sizeof *argv0);
-	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
+	int c;
 	while ((c = getopt_long(argc, argv, "b:r:w:j:m:s:cd:g:qo:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'b': backend = optarg; break;
+		case 'b': a.backend = optarg; break;
 		case 'r': o.reps = parse_int("--reps", optarg, 1); break;
 		case 'w': o.warmup = parse_int("--warmup", optarg, 0); break;
-		case 'j': bo.threads = parse_int("--threads", optarg, 1); break;
-		case 'm': bo.mem_limit = parse_size("--mem-limit", optarg); break;
-		case 's': bo.seed = (uint64_t)parse_int("--seed", optarg, 0); break;
+		case 'j': a.bo.threads = parse_int("--threads", optarg, 1); break;
+		case 'm': a.bo.mem_limit = parse_size("--mem-limit", optarg); break;
+		case 's': a.bo.seed = (uint64_t)parse_int("--seed", optarg, 0); break;
 		case O_COLD: o.cold = 1; break;
 		case O_WARM: o.cold = 0; break;
 		case O_REPMS: {
@@ -396,191 +411,428 @@ int main(int argc, char **argv)
 		}
 		case O_CLOCK:
 			if (strcmp(optarg, "auto") == 0)
-				bo.cpu_clock = -1;
+				a.bo.cpu_clock = -1;
 			else if (strcmp(optarg, "wall") == 0)
-				bo.cpu_clock = 0;
+				a.bo.cpu_clock = 0;
 			else if (strcmp(optarg, "cpu") == 0)
-				bo.cpu_clock = 1;
+				a.bo.cpu_clock = 1;
 			else
 				pn_usage_error("--clock: unknown clock '%s' (one of: "
 					       "auto, wall, cpu)", optarg);
 			break;
 		case 'c': o.check = 1; break;
-		case 'd': device = optarg; break;
-		case 'g': specs = optarg; break;
-		case O_CPUSPEC: cpuspec = 1; break;
-		case O_REMEASURE: remeasure = 1; break;
+		case 'd': a.device = optarg; break;
+		case 'g': a.specs = optarg; break;
+		case O_CPUSPEC: a.cpuspec = 1; break;
+		case O_REMEASURE: a.remeasure = 1; break;
 		case 'q': o.quiet = 1; break;
-		case 'o': out = optarg; break;
+		case 'o': a.out = optarg; break;
+		case O_RESUME: a.resume = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
-			  return 0;
+			  exit(0);
 		case O_VERSION: pn_version();
 		default: pn_try_help();
 		}
 	}
 	if (argc - optind > 1)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
+	if (a.resume && a.out && strcmp(a.resume, a.out) != 0)
+		pn_usage_error("-o %s: --resume %s writes to %s itself", a.out,
+			       a.resume, a.resume);
+	if (a.resume && a.cpuspec)
+		pn_usage_error("--resume and --cpu-spec exclude each other");
+	if (a.resume)
+		a.out = a.resume;
+}
+
+static const pn_backend *pick_backend(void)
+{
 	const pn_backend *b = NULL;
-	if (strcmp(backend, "cpu") == 0) {
+	if (strcmp(a.backend, "cpu") == 0) {
 		b = pn_cpu_backend();
-	} else if (strcmp(backend, "cuda") == 0) {
+	} else if (strcmp(a.backend, "cuda") == 0) {
 		b = pn_cuda_backend();
 		if (!b)
 			pn_die(PN_EXIT_BACKEND, "CUDA backend not built (rebuild "
 			       "with the CUDA toolkit and cuDNN installed)");
 	} else {
 		pn_usage_error("--backend: unknown backend '%s' (one of: cpu, "
-			       "cuda)", backend);
+			       "cuda)", a.backend);
 	}
-	if (bo.cpu_clock == 1 && (bo.threads > 1 || b != pn_cpu_backend()))
+	if (a.bo.cpu_clock == 1 && (a.bo.threads > 1 || b != pn_cpu_backend()))
 		pn_usage_error("--clock cpu needs --backend cpu and --threads 1");
 	/* by default the steadier clock wherever it applies */
-	if (bo.cpu_clock < 0)
-		bo.cpu_clock = bo.threads == 1 && b == pn_cpu_backend();
+	if (a.bo.cpu_clock < 0)
+		a.bo.cpu_clock = a.bo.threads == 1 && b == pn_cpu_backend();
+	return b;
+}
+
+/* The settings a resumed run must repeat (the rows themselves show the
+ * device, the backend and the libraries). */
+static void settings(char *buf, size_t n, const pn_backend *b, double mem_limit)
+{
+	char mem[40] = "auto";
+	if (mem_limit >= 0)
+		snprintf(mem, sizeof mem, "%.17g", mem_limit);
+	snprintf(buf, n, "pn-time %s: backend %s, threads %d, reps %d, "
+		 "warmup %d, seed %llu, %s, rep-ms %.17g, clock %s, mem-limit "
+		 "%s%s", PN_VERSION, b->name, a.bo.threads, o.reps, o.warmup,
+		 (unsigned long long)a.bo.seed, o.cold ? "cold" : "warm",
+		 o.rep_ms, a.bo.cpu_clock ? "cpu" : "wall", mem,
+		 o.check ? ", check" : "");
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+/* Where the rows go: standard output, a device (written directly), or
+ * a partial file (see partial.h). */
+typedef struct {
+	FILE *f;
+	pn_partial *part;
+} output;
+
+static int is_outname(const char *name)
+{
+	for (int k = 0; k < C_N; k++)
+		if (strcmp(name, outnames[k]) == 0)
+			return 1;
+	return 0;
+}
+
+static char *header_of(const pn_tsv_out *tout, const pn_tsv *t)
+{
+	char *s = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&s, &n);
+	if (!m)
+		pn_die(PN_EXIT_DATA, "out of memory");
+	if (tout) {
+		pn_tsv_out_header((pn_tsv_out *)tout, m);
+	} else {
+		pn_tsv_put_header(m, t);
+		putc('\n', m);
+	}
+	fclose(m);
+	return s;
+}
+
+/* A resumed row of --check, counted as the run that measured it counted
+ * it: checked when it has a relative error, failed when its status is
+ * error. */
+static void count_check(const pn_tsv *in, const pn_config_cols *cols,
+			const pn_tsv *prev, long *failed)
+{
+	pn_config cfg;
+	char msg[512];
+	double err;
+	int ce = pn_tsv_col(prev, outnames[C_CHECK]);
+	int cs = pn_tsv_col(prev, outnames[C_STATUS]);
+	if (pn_config_read(in, cols, &cfg, msg, sizeof msg) != 0 ||
+	    pn_tsv_na(prev, ce) ||
+	    pn_parse_num(pn_tsv_str(prev, ce), pn_tsv_len(prev, ce), &err) != 0)
+		return;
+	int t = cfg.l.type;
+	checked[t].rows++;
+	if (err > checked[t].maxerr)
+		checked[t].maxerr = err;
+	if (strcmp(pn_tsv_str(prev, cs), "error") == 0) {
+		checked[t].fails++;
+		(*failed)++;
+	}
+}
+
+/* The rows of the partial file: the first rows of in, in order, with
+ * this run's header, device, backend and libraries.  Returns their
+ * number; in is left at the last of them. */
+static long kept_rows(pn_partial *p, pn_tsv *in, const pn_config_cols *cols,
+		      const pn_tsv_out *tout, const char *const mine[3],
+		      long *failed)
+{
+	const char *path = pn_partial_path(p);
+	pn_tsv *prev = pn_tsv_open(path);
+	char *want = header_of(tout, NULL), *got = header_of(NULL, prev);
+	if (strcmp(want, got) != 0)
+		pn_die_at(PN_EXIT_DATA, path, 1, "not the columns this run "
+			  "writes for %s (another input, or --check added or "
+			  "left out)", pn_tsv_path(in));
+	free(want);
+	free(got);
+	const int mcol[3] = {C_DEVICE, C_BACKEND, C_LIBS};
+	long n = 0;
+	while (pn_tsv_read(prev)) {
+		if (!pn_tsv_read(in))
+			pn_die_at(PN_EXIT_DATA, path, pn_tsv_lineno(prev),
+				  "more rows than the input %s", pn_tsv_path(in));
+		n++;
+		for (int i = 0; i < pn_tsv_ncols(in); i++)
+			if (!is_outname(pn_tsv_colname(in, i)) &&
+			    strcmp(pn_tsv_str(in, i), pn_tsv_str(prev, i)) != 0)
+				pn_die_at(PN_EXIT_DATA, path, pn_tsv_lineno(prev),
+					  "column '%s': '%s', but '%s' in %s:%ld: "
+					  "not the rows of this input",
+					  pn_tsv_colname(in, i),
+					  pn_tsv_str(prev, i), pn_tsv_str(in, i),
+					  pn_tsv_path(in), pn_tsv_lineno(in));
+		for (int k = 0; k < 3; k++) {
+			int c = pn_tsv_col(prev, outnames[mcol[k]]);
+			if (strcmp(pn_tsv_str(prev, c), mine[k]) != 0)
+				pn_die_at(PN_EXIT_DATA, path, pn_tsv_lineno(prev),
+					  "column '%s': '%s', but this run's is "
+					  "'%s'", outnames[mcol[k]],
+					  pn_tsv_str(prev, c), mine[k]);
+		}
+		if (o.check)
+			count_check(in, cols, prev, failed);
+	}
+	pn_tsv_close(prev);
+	return n;
+}
+
+/* Open the output: a fresh one with its header, or (--resume) the partial
+ * one after the rows it keeps, *kept of them. */
+static output open_output(const char *set, pn_tsv *in,
+			  const pn_config_cols *cols, pn_tsv_out *tout,
+			  const char *const mine[3], long *kept, long *failed)
+{
+	output out = {NULL, NULL};
+	struct stat st;
+	*kept = 0;
+	if (!a.out || strcmp(a.out, "-") == 0 ||
+	    (stat(a.out, &st) == 0 && !S_ISREG(st.st_mode))) {
+		if (a.resume)
+			pn_usage_error("--resume %s: not a regular file", a.resume);
+		out.f = pn_output_open(a.out);
+		pn_tsv_out_header(tout, out.f);
+		return out;
+	}
+	if (!a.resume) {
+		out.part = pn_partial_create(a.out, set);
+		out.f = pn_partial_file(out.part);
+		pn_tsv_out_header(tout, out.f);
+		fflush(out.f);
+		return out;
+	}
+	out.part = pn_partial_resume(a.out, set);
+	int empty = pn_partial_empty(out.part);
+	if (!empty)
+		*kept = kept_rows(out.part, in, cols, tout, mine, failed);
+	out.f = pn_partial_append(out.part);
+	if (empty)
+		pn_tsv_out_header(tout, out.f);
+	fprintf(stderr, "%s: %s: resuming after %ld row%s%s\n", pn_prog,
+		pn_partial_path(out.part), *kept, *kept == 1 ? "" : "s",
+		pn_partial_cut(out.part) ? " (a last line cut short dropped)" :
+		"");
+	return out;
+}
+
+static void row_written(output *out)
+{
+	if (out->part)
+		pn_partial_row(out->part);
+	else
+		fflush(out->f);
+}
+
+static void close_output(output *out)
+{
+	if (out->part)
+		pn_partial_finish(out->part);
+	else
+		pn_output_close(out->f);
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+/* Check (--check) and time the row just read: its status, message (msg),
+ * times, memory and relative error. */
+static int time_row(const pn_backend *b, const pn_backend *ref,
+		    const pn_tsv *in, const pn_config_cols *cols, long row,
+		    result *res, double *mem, double *err, long *failed,
+		    char *msg, size_t n)
+{
+	pn_config cfg;
+	pn_run *run = NULL;
+	*res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	*mem = *err = NAN;
+	msg[0] = 0;
+	int st;
+	if (pn_config_read(in, cols, &cfg, msg, n) != 0)
+		return PN_INVALID;
+	if (cfg.l.type > PN_POSENC) {
+		snprintf(msg, n, "pn-time does not time layer type '%s'",
+			 pn_layer_name(cfg.l.type));
+		return PN_INVALID;
+	}
+	st = PN_OK;
+	if (o.check) {
+		int t = cfg.l.type;
+		uint64_t seed = a.bo.seed + (uint64_t)row;
+		int bad = check_row(b, ref, &cfg, seed, err, msg, n);
+		if (bad == 1)           /* oom: not checked */
+			*err = NAN;
+		else
+			checked[t].rows++;
+		if (*err > checked[t].maxerr)
+			checked[t].maxerr = *err;
+		if (bad == -1) {
+			checked[t].fails++;
+			(*failed)++;
+			st = PN_ERROR;
+		}
+	}
+	if (st == PN_OK)
+		st = b->prepare(&cfg, &run, mem, msg, n);
+	if (st == PN_OK) {
+		char m2[512];
+		st = measure(b, run, res, m2, sizeof m2);
+		if (st != PN_OK)
+			snprintf(msg, n, "%s", m2);
+		b->release(run);
+	}
+	if (st == PN_ERROR) {
+		char why[512];
+		if (b->recover(why, sizeof why) != 0)
+			pn_die_at(PN_EXIT_DATA, pn_tsv_path(in),
+				  pn_tsv_lineno(in), "%s; cannot recover "
+				  "the %s backend: %s", msg, b->name, why);
+	}
+	if (st != PN_OK)
+		*res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	if (st == PN_INVALID)
+		*mem = NAN;
+	return st;
+}
+
+static void put_row(pn_tsv_out *tout, FILE *f, const char *const mine[3],
+		    int st, const result *res, double mem, double err, char *msg)
+{
+	pn_tsv_out_str(tout, C_DEVICE, mine[0]);
+	pn_tsv_out_str(tout, C_BACKEND, mine[1]);
+	pn_tsv_out_str(tout, C_LIBS, mine[2]);
+	put_ms(tout, C_FWD, res->fwd);
+	put_ms(tout, C_BWD, res->bwd);
+	put_ms(tout, C_OPT, res->opt);
+	put_ms(tout, C_TIME, res->total);
+	put_ms(tout, C_MIN, res->min);
+	put_ms(tout, C_MEDIAN, res->total);
+	put_ms(tout, C_MAX, res->max);
+	put_ms(tout, C_STD, res->sd);
+	if (isnan(mem))
+		pn_tsv_out_str(tout, C_MEM, "NA");
+	else
+		pn_tsv_out_num(tout, C_MEM, mem);
+	pn_tsv_out_str(tout, C_STATUS, pn_status_name(st));
+	for (char *p = msg; *p; p++)      /* keep the TSV intact */
+		if (*p == '\t' || *p == '\n' || *p == '\r')
+			*p = ' ';
+	pn_tsv_out_str(tout, C_MSG, msg[0] ? msg : "NA");
+	if (o.check) {
+		if (isnan(err))
+			pn_tsv_out_str(tout, C_CHECK, "NA");
+		else
+			pn_tsv_out_num(tout, C_CHECK, err);
+	}
+	pn_tsv_out_row(tout, f);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/* The device column: --device, the CPU's name, or the GPU's name in the
+ * spec table. */
+static void device_name(const pn_backend *b, char *dev, size_t n)
+{
+	if (a.device) {
+		snprintf(dev, n, "%s", a.device);
+	} else if (b != pn_cpu_backend()) {
+		pn_gpus *gpus = pn_gpus_load(a.specs);
+		const pn_gpu *g = pn_gpus_find(gpus, dev);
+		if (g)
+			snprintf(dev, n, "%s", g->name);
+		else
+			pn_warn("unknown GPU '%s' (not in %s); the device "
+				"column gets its CUDA name", dev, gpus->path);
+		pn_gpus_free(gpus);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	pn_init("pn-time");
+	pn_stdout_init();
+	static char **argv0;  /* static: reachable at every exit */
+	argv0 = pn_xmalloc(((size_t)argc + 1) * sizeof *argv0);
+	memcpy(argv0, argv, ((size_t)argc + 1) * sizeof *argv0);
+	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
+	parse_args(argc, argv);
+	const pn_backend *b = pick_backend();
 	/* OpenMP threads that spin while they wait slow everything down when
 	 * another process has a core: make them sleep (read at start-up) */
-	if (bo.threads > 1 && !getenv("OMP_WAIT_POLICY")) {
+	if (a.bo.threads > 1 && !getenv("OMP_WAIT_POLICY")) {
 		setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
 		execv("/proc/self/exe", argv0);
 		pn_warn("cannot restart with OMP_WAIT_POLICY=PASSIVE; set it "
 			"yourself");
 	}
 	free(argv0);
-	if (cpuspec) {
+	if (a.cpuspec) {
 		if (optind < argc)
 			pn_usage_error("--cpu-spec takes no FILE");
-		FILE *f = pn_output_open(out);
-		pn_cpu_spec(f, bo.threads, remeasure, NULL);
+		FILE *f = pn_output_open(a.out);
+		pn_cpu_spec(f, a.bo.threads, a.remeasure, NULL);
 		pn_output_close(f);
 		return 0;
 	}
 	if (o.cold < 0)
 		o.cold = b != pn_cpu_backend();
-	if (bo.mem_limit < 0)
-		bo.mem_limit = b == pn_cpu_backend() ? 0.8 * avail_bytes() : 0;
+	char set[512];
+	settings(set, sizeof set, b, a.bo.mem_limit);
+	if (a.bo.mem_limit < 0)
+		a.bo.mem_limit = b == pn_cpu_backend() ? 0.8 * avail_bytes() : 0;
 	const char *path = optind < argc ? argv[optind] : "-";
 
 	char dev[256], versions[256], msg[512];
-	if (b->open(&bo, dev, sizeof dev, versions, sizeof versions, msg,
+	if (b->open(&a.bo, dev, sizeof dev, versions, sizeof versions, msg,
 		    sizeof msg) != 0)
 		pn_die(PN_EXIT_BACKEND, "%s", msg);
 	const pn_backend *ref = NULL;
 	char rdev[256], rver[256];
 	if (o.check) {
 		ref = b == pn_cpu_backend() ? pn_ref_backend() : pn_cpu_backend();
-		pn_bk_opts ro = bo;
+		pn_bk_opts ro = a.bo;
 		ro.mem_limit = 0.8 * avail_bytes();
 		if (ref->open(&ro, rdev, sizeof rdev, rver, sizeof rver, msg,
 			      sizeof msg) != 0)
 			pn_die(PN_EXIT_BACKEND, "%s", msg);
 	}
-	if (device) {
-		snprintf(dev, sizeof dev, "%s", device);
-	} else if (b != pn_cpu_backend()) {
-		pn_gpus *gpus = pn_gpus_load(specs);
-		const pn_gpu *g = pn_gpus_find(gpus, dev);
-		if (g)
-			snprintf(dev, sizeof dev, "%s", g->name);
-		else
-			pn_warn("unknown GPU '%s' (not in %s); the device "
-				"column gets its CUDA name", dev, gpus->path);
-		pn_gpus_free(gpus);
-	}
+	device_name(b, dev, sizeof dev);
+	const char *const mine[3] = {dev, b->name, versions};
 
 	long total = !o.quiet && isatty(2) ? count_rows(path) : -1;
 	pn_tsv *in = pn_tsv_open(path);
 	pn_config_cols *cols = pn_config_cols_new(in);
 	pn_tsv_out *tout = pn_tsv_out_new(in, outnames, o.check ? C_N : C_N - 1);
-	FILE *f = pn_output_open(out);
-	pn_tsv_out_header(tout, f);
-	long rows = 0, failed_checks = 0;
+	long rows = 0, kept = 0, failed_checks = 0;
+	output out = open_output(set, in, cols, tout, mine, &kept,
+				 &failed_checks);
+	rows = kept;
 	double t0 = now_s();
 	while (pn_tsv_read(in)) {
-		pn_config cfg;
-		pn_run *run = NULL;
-		result res = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-		double mem = NAN, err = NAN;
-		int st;
+		result res;
+		double mem, err;
 		rows++;
-		if (pn_config_read(in, cols, &cfg, msg, sizeof msg) != 0) {
-			st = PN_INVALID;
-		} else if (cfg.l.type > PN_POSENC) {
-			snprintf(msg, sizeof msg, "pn-time does not time layer "
-				 "type '%s'", pn_layer_name(cfg.l.type));
-			st = PN_INVALID;
-		} else {
-			st = PN_OK;
-			if (o.check) {
-				int t = cfg.l.type;
-				uint64_t seed = bo.seed + (uint64_t)rows;
-				int bad = check_row(b, ref, &cfg, seed, &err, msg,
-						    sizeof msg);
-				checked[t].rows++;
-				if (err > checked[t].maxerr)
-					checked[t].maxerr = err;
-				if (bad) {
-					checked[t].fails++;
-					failed_checks++;
-					st = PN_ERROR;
-				}
-			}
-			if (st == PN_OK)
-				st = b->prepare(&cfg, &run, &mem, msg, sizeof msg);
-			if (st == PN_OK) {
-				char m2[512];
-				st = measure(b, run, &res, m2, sizeof m2);
-				if (st != PN_OK)
-					snprintf(msg, sizeof msg, "%s", m2);
-				b->release(run);
-			}
-		}
-		if (st == PN_ERROR) {
-			char why[512];
-			if (b->recover(why, sizeof why) != 0)
-				pn_die_at(PN_EXIT_DATA, pn_tsv_path(in),
-					  pn_tsv_lineno(in), "%s; cannot recover "
-					  "the %s backend: %s", msg, b->name, why);
-		}
-		if (st != PN_OK)
-			res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-		if (st == PN_INVALID)
-			mem = NAN;
-		pn_tsv_out_str(tout, C_DEVICE, dev);
-		pn_tsv_out_str(tout, C_BACKEND, b->name);
-		pn_tsv_out_str(tout, C_LIBS, versions);
-		put_ms(tout, C_FWD, res.fwd);
-		put_ms(tout, C_BWD, res.bwd);
-		put_ms(tout, C_OPT, res.opt);
-		put_ms(tout, C_TIME, res.total);
-		put_ms(tout, C_MIN, res.min);
-		put_ms(tout, C_MEDIAN, res.total);
-		put_ms(tout, C_MAX, res.max);
-		put_ms(tout, C_STD, res.sd);
-		if (isnan(mem))
-			pn_tsv_out_str(tout, C_MEM, "NA");
-		else
-			pn_tsv_out_num(tout, C_MEM, mem);
-		pn_tsv_out_str(tout, C_STATUS, pn_status_name(st));
-		for (char *p = msg; *p; p++)      /* keep the TSV intact */
-			if (*p == '\t' || *p == '\n' || *p == '\r')
-				*p = ' ';
-		pn_tsv_out_str(tout, C_MSG, msg[0] ? msg : "NA");
-		if (o.check) {
-			if (isnan(err))
-				pn_tsv_out_str(tout, C_CHECK, "NA");
-			else
-				pn_tsv_out_num(tout, C_CHECK, err);
-		}
-		pn_tsv_out_row(tout, f);
-		fflush(f);
+		int st = time_row(b, ref, in, cols, rows, &res, &mem, &err,
+				  &failed_checks, msg, sizeof msg);
+		put_row(tout, out.f, mine, st, &res, mem, err, msg);
+		row_written(&out);
 		if (!o.quiet && isatty(2))
-			progress(rows, total, t0, 0);
+			progress(rows, total, rows - kept, t0, 0);
 	}
-	if (!o.quiet && isatty(2) && rows > 0)
-		progress(rows, total, t0, 1);
+	if (!o.quiet && isatty(2) && rows > kept)
+		progress(rows, total, rows - kept, t0, 1);
 	if (rows == 0)
 		pn_die_at(PN_EXIT_DATA, path, 0, "no data rows");
-	pn_output_close(f);
+	close_output(&out);
 	if (o.check)
 		check_report();
 	pn_tsv_out_free(tout);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "../time/backend.h"
 #include "err.h"
 
 struct pn_run {

@@ -6,7 +6,7 @@
  * Every kernel takes its tensors in the layer's type T (float, __half or
  * __nv_bfloat16), computes in float and uses a grid-stride loop, so any
  * grid size is correct.  Each has a plain-C counterpart in the cpu backend
- * (src/cpu/onednn.c, src/lib/backend.c) that --check compares it with. */
+ * (src/cpu/, src/lib/optim.c) that --check compares it with. */
 #ifndef PN_KERNELS_CUH
 #define PN_KERNELS_CUH
 
@@ -14,7 +14,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#include "backend.h"
+#include "../time/backend.h"
 
 __device__ __forceinline__ float tof(float x) { return x; }
 __device__ __forceinline__ float tof(__half x) { return __half2float(x); }

@@ -1,5 +1,5 @@
 /* Stub of the CUDA timing backend for builds without the CUDA toolkit. */
-#include "backend.h"
+#include "../time/backend.h"
 
 const pn_backend *pn_cuda_backend(void)
 {

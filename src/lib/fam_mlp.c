@@ -48,6 +48,7 @@
 
 #include "err.h"
 #include "model.h"
+#include "optim.h"
 #include "rng.h"
 
 #define MAX_LAYERS 64
@@ -67,9 +68,10 @@ typedef struct {
 /* ---- elementwise kernels ------------------------------------------------
  * With batches of 128 the elementwise passes (ReLU, its derivative, Adam)
  * cost as much as the matrix products when compiled as scalar code, and the
- * portable build flags (-O2, no -march) do not vectorise them (sqrtf keeps
- * errno).  So they have AVX2 versions chosen at run time; the scalar ones
- * are the reference and run elsewhere. */
+ * portable build flags (-O2, no -march) do not vectorise them.  So ReLU
+ * has AVX2 versions chosen at run time (the scalar ones are the reference
+ * and run elsewhere); Adam is optim.h's pn_adam, built for each instruction
+ * set. */
 
 static void relu_c(float *c, size_t k)
 {
@@ -82,19 +84,6 @@ static void relu_back_c(float *d, const float *a, size_t k, float sc)
 {
 	for (size_t i = 0; i < k; i++)
 		d[i] = a[i] > 0 ? d[i] * sc : 0;
-}
-
-/* One Adam step over all parameters (PyTorch's formulation: step =
- * lr / (1 - b1^t), c2 = 1 / sqrt(1 - b2^t)). */
-static void adam_c(float *restrict w, const float *restrict g,
-		   float *restrict mo, float *restrict ve, size_t n,
-		   float step, float c2, float b1, float b2, float eps)
-{
-	for (size_t i = 0; i < n; i++) {
-		mo[i] = b1 * mo[i] + (1 - b1) * g[i];
-		ve[i] = b2 * ve[i] + (1 - b2) * g[i] * g[i];
-		w[i] -= step * mo[i] / (sqrtf(ve[i]) * c2 + eps);
-	}
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -122,36 +111,10 @@ AVX2 static void relu_back_avx2(float *d, const float *a, size_t k, float sc)
 	relu_back_c(d + i, a + i, k - i, sc);
 }
 
-AVX2 static void adam_avx2(float *restrict w, const float *restrict g,
-			   float *restrict mo, float *restrict ve, size_t n,
-			   float step, float c2, float b1, float b2, float eps)
-{
-	__m256 vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2);
-	__m256 va1 = _mm256_set1_ps(1 - b1), va2 = _mm256_set1_ps(1 - b2);
-	__m256 vst = _mm256_set1_ps(step), vc2 = _mm256_set1_ps(c2);
-	__m256 veps = _mm256_set1_ps(eps);
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		__m256 gi = _mm256_loadu_ps(g + i);
-		__m256 m = _mm256_fmadd_ps(vb1, _mm256_loadu_ps(mo + i),
-					   _mm256_mul_ps(va1, gi));
-		__m256 v = _mm256_fmadd_ps(vb2, _mm256_loadu_ps(ve + i),
-					   _mm256_mul_ps(va2, _mm256_mul_ps(gi, gi)));
-		__m256 den = _mm256_fmadd_ps(_mm256_sqrt_ps(v), vc2, veps);
-		__m256 u = _mm256_div_ps(_mm256_mul_ps(vst, m), den);
-		_mm256_storeu_ps(mo + i, m);
-		_mm256_storeu_ps(ve + i, v);
-		_mm256_storeu_ps(w + i, _mm256_sub_ps(_mm256_loadu_ps(w + i), u));
-	}
-	adam_c(w + i, g + i, mo + i, ve + i, n - i, step, c2, b1, b2, eps);
-}
 #endif
 
 static void (*relu)(float *, size_t) = relu_c;
 static void (*relu_back)(float *, const float *, size_t, float) = relu_back_c;
-static void (*adam)(float *restrict, const float *restrict, float *restrict,
-		    float *restrict, size_t, float, float, float, float,
-		    float) = adam_c;
 
 static void pick_once(void)
 {
@@ -159,7 +122,6 @@ static void pick_once(void)
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
 		relu = relu_avx2;
 		relu_back = relu_back_avx2;
-		adam = adam_avx2;
 	}
 #endif
 }
@@ -595,7 +557,7 @@ static void *train(void *arg)
 				}
 			b1t *= b1;
 			b2t *= b2;
-			adam(m->par + lo, g + lo, t->mo + lo, t->ve + lo,
+			pn_adam(m->par + lo, g + lo, t->mo + lo, t->ve + lo,
 			     hi - lo, (float)(t->h.lr / (1 - b1t)),
 			     (float)(1 / sqrt(1 - b2t)), b1, b2, eps);
 			barrier_wait(&t->bar);

@@ -1,6 +1,6 @@
 /* backend.h - what pn-time asks of a timing backend, and the pieces every
- * backend shares: data layouts, dropout masks, optimizer updates, the
- * positional-encoding table and repetition statistics.
+ * backend shares: data layouts, dropout masks, the positional-encoding
+ * table and repetition statistics (the optimizer updates: optim.h).
  *
  * A backend (cpu: oneDNN in src/cpu/; cuda: cuBLAS and cuDNN in src/cuda/)
  * is a table of functions.  pn-time calls, for every configuration row:
@@ -37,6 +37,7 @@ extern "C" {
 #endif
 
 #include "config.h"
+#include "optim.h"          /* the optimizer updates */
 
 enum { PN_OK, PN_OOM, PN_INVALID, PN_ERROR };
 
@@ -100,6 +101,16 @@ typedef struct {
 void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed);
 void pn_io_free(pn_io *io);
 
+/* Bytes of the forward arrays of pn_io for cfg at its precision (inputs,
+ * indices, weights, outputs), computed in double without allocating: a
+ * lower bound of what a backend allocates (both backends keep these
+ * apart), which a backend checks before its integer sizes overflow. */
+double pn_io_bytes(const pn_config *cfg);
+
+/* Bytes beyond any machine (2^53): a backend gives a row that needs more
+ * status PN_OOM before it computes a single size. */
+#define PN_BYTES_MAX 9007199254740992.0
+
 /* Gates of a recurrent cell: 1 rnn, 4 lstm, 3 gru. */
 int pn_rnn_gates(pn_layer_type t);
 
@@ -157,26 +168,6 @@ PN_HD static inline int pn_keep(uint64_t salt, uint64_t i, float p)
 	z ^= z >> 31;
 	return (float)(z >> 40) * (1.0f / 16777216.0f) >= p;
 }
-
-/* PyTorch's optimizer defaults (Adam betas 0.9, 0.999; RMSprop alpha 0.99;
- * Adadelta rho 0.9; eps as there). */
-#define PN_ADAM_B1 0.9f
-#define PN_ADAM_B2 0.999f
-#define PN_ADAM_EPS 1e-8f
-#define PN_ADAGRAD_EPS 1e-10f
-#define PN_ADADELTA_RHO 0.9f
-#define PN_ADADELTA_EPS 1e-6f
-#define PN_RMSPROP_ALPHA 0.99f
-#define PN_RMSPROP_EPS 1e-8f
-
-/* Optimizer state arrays of n floats each that opt needs (0, 1 or 2). */
-int pn_opt_states(int opt);
-
-/* One update of w[0..n) with gradient g at step t (1, 2, ...): the plain-C
- * optimizer, PyTorch's formulas; s1, s2 are the state arrays (zero before
- * the first step). */
-void pn_opt_update(int opt, float lr, long t, size_t n, float *w,
-		   const float *g, float *s1, float *s2);
 
 /* The sinusoidal table pe[S][E] of PreNeT's positional encoding:
  * pe[s][i] = sin(s / 10000^(i/E)) for even i, cos(...) for odd i. */

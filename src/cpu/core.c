@@ -1,0 +1,646 @@
+/* core.c - the cpu backend of pn-time: oneDNN primitives (C API), plain-C
+ * loops where oneDNN has no primitive (embedding, dropout, tensor pow);
+ * the helpers every layer family uses (dnn.h) and the backend's table.
+ * The optimizer updates are optim.h's. */
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include "cpu.h"
+#include "dnn.h"
+#include "err.h"
+
+dnnl_engine_t dn_eng;
+dnnl_stream_t dn_strm;
+pn_bk_opts dn_opts;
+
+/* ---- errors and memory ---------------------------------------------------- */
+
+void dn_fail(pn_run *r, int st, const char *fmt, ...)
+{
+	if (r->st != PN_OK)
+		return;
+	r->st = st;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+}
+
+int dn_status(pn_run *r, dnnl_status_t s, const char *what, const char *file,
+	      int line)
+{
+	if (s == dnnl_success)
+		return 0;
+	if (s == dnnl_unimplemented)
+		dn_fail(r, PN_INVALID, "oneDNN has no %s for this configuration",
+		     what);
+	else if (s == dnnl_out_of_memory)
+		dn_fail(r, PN_OOM, "oneDNN: out of memory (%s)", what);
+	else
+		dn_fail(r, PN_ERROR, "%s:%d: oneDNN %s: %s", file, line, what,
+		     dnnl_status2str(s));
+	return -1;
+}
+
+void *dn_balloc(pn_run *r, size_t bytes)
+{
+	if (r->st)
+		return NULL;
+	r->bytes += (double)bytes;
+	if (r->limit > 0 && r->bytes > r->limit) {
+		dn_fail(r, PN_OOM, "needs more than --mem-limit %.0f bytes",
+		     r->limit);
+		return NULL;
+	}
+	if (r->nbuf == MAXBUF)
+		PN_BUG("too many buffers");
+	void *p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	if (!p) {
+		dn_fail(r, PN_OOM, "out of memory allocating %zu bytes", bytes);
+		return NULL;
+	}
+	r->buf[r->nbuf++] = p;
+	return p;
+}
+
+float *dn_fbuf(pn_run *r, size_t n)
+{
+	float *p = dn_balloc(r, n * sizeof(float));
+	if (p)
+		memset(p, 0, n * sizeof(float));
+	return p;
+}
+
+/* A memory object of md on a new buffer; fill ZERO, RAND in [-1, 1),
+ * WEIGHT in [-1/sqrt(fan), 1/sqrt(fan)). */
+dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
+			    double fan)
+{
+	if (r->st)
+		return NULL;
+	size_t bytes = dnnl_memory_desc_get_size(md);
+	float *p = dn_balloc(r, bytes);
+	if (!p)
+		return NULL;
+	size_t n = bytes / sizeof(float);
+	float a = (float)(1 / sqrt(fan > 0 ? fan : 1));
+	if (f == RAND)
+		pn_rng_fill(&r->rng, p, n, -1, 1);
+	else if (f == WEIGHT)
+		pn_rng_fill(&r->rng, p, n, -a, a);
+	else
+		memset(p, 0, bytes);
+	dnnl_memory_t m;
+	if (DN(dnnl_memory_create(&m, md, dn_eng, p), "memory"))
+		return NULL;
+	r->mem[r->nmem++] = m;
+	return m;
+}
+
+/* A memory object of md on an existing buffer. */
+dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p)
+{
+	if (r->st)
+		return NULL;
+	dnnl_memory_t m;
+	if (DN(dnnl_memory_create(&m, md, dn_eng, p), "memory"))
+		return NULL;
+	if (r->nmem == MAXBUF)
+		PN_BUG("too many memories");
+	r->mem[r->nmem++] = m;
+	return m;
+}
+
+float *dn_ptr(dnnl_memory_t m)
+{
+	void *p = NULL;
+	if (m)
+		dnnl_memory_get_data_handle(m, &p);
+	return p;
+}
+
+const dnnl_memory_desc_t *dn_mdof(dnnl_memory_t m)
+{
+	const dnnl_memory_desc_t *md = NULL;
+	dnnl_memory_get_memory_desc(m, &md);
+	return md;
+}
+
+size_t dn_nfloats(dnnl_memory_t m)
+{
+	return dnnl_memory_desc_get_size(dn_mdof(m)) / sizeof(float);
+}
+
+/* memory descriptors */
+dnnl_memory_desc_t dn_md_tag(int nd, const dnnl_dim_t *dims,
+				 dnnl_format_tag_t tag)
+{
+	dnnl_memory_desc_t md;
+	dnnl_dims_t d = {0};
+	memcpy(d, dims, (size_t)nd * sizeof *dims);
+	if (dnnl_memory_desc_init_by_tag(&md, nd, d, dnnl_f32, tag) !=
+	    dnnl_success)
+		PN_BUG("memory descriptor");
+	return md;
+}
+
+dnnl_memory_desc_t dn_md_str(int nd, const dnnl_dim_t *dims,
+				 const dnnl_dim_t *strides)
+{
+	dnnl_memory_desc_t md;
+	dnnl_dims_t d = {0}, s = {0};
+	memcpy(d, dims, (size_t)nd * sizeof *dims);
+	memcpy(s, strides, (size_t)nd * sizeof *strides);
+	if (dnnl_memory_desc_init_by_strides(&md, nd, d, dnnl_f32, s) != dnnl_success)
+		PN_BUG("memory descriptor");
+	return md;
+}
+
+const dnnl_format_tag_t dn_plain[] = {
+	dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde
+};
+
+/* ---- primitives ----------------------------------------------------------- */
+
+dnnl_primitive_attr_t dn_attr_new(int act, float scale)
+{
+	dnnl_primitive_attr_t a;
+	dnnl_primitive_attr_create(&a);
+	dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+	if (act != PN_ACT_NONE) {
+		static const dnnl_alg_kind_t alg[] = {dnnl_alg_kind_undef,
+			dnnl_eltwise_relu, dnnl_eltwise_tanh,
+			dnnl_eltwise_logistic};
+		dnnl_post_ops_t po;
+		dnnl_post_ops_create(&po);
+		dnnl_post_ops_append_eltwise(po, 1, alg[act], 0, 0);
+		dnnl_primitive_attr_set_post_ops(a, po);
+		dnnl_post_ops_destroy(po);
+	}
+	if (scale != 1)
+		dnnl_primitive_attr_set_output_scales(a, 1, 0, &scale);
+	return a;
+}
+
+/* A primitive descriptor of desc (an op descriptor) with attributes
+ * (act, scale), after the forward hint; NULL on failure. */
+dnnl_primitive_desc_t dn_pdesc(pn_run *r, const void *desc, int act,
+				   float scale, const_dnnl_primitive_desc_t hint,
+				   const char *what)
+{
+	if (r->st)
+		return NULL;
+	dnnl_primitive_attr_t a = dn_attr_new(act, scale);
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_status_t s = dnnl_primitive_desc_create(&pd, desc, a, dn_eng, hint);
+	dnnl_primitive_attr_destroy(a);
+	if (DN(s, what))
+		return NULL;
+	if (r->npd == MAXPD)
+		PN_BUG("too many primitive descriptors");
+	r->pd[r->npd++] = pd;
+	return pd;
+}
+
+const dnnl_memory_desc_t *dn_q(const_dnnl_primitive_desc_t pd,
+				   dnnl_query_t what, int i)
+{
+	return dnnl_primitive_desc_query_md(pd, what, i);
+}
+
+static op *newop(pn_run *r, int ph)
+{
+	if (r->nops[ph] == MAXOPS)
+		PN_BUG("too many ops");
+	op *o = &r->ops[ph][r->nops[ph]++];
+	memset(o, 0, sizeof *o);
+	return o;
+}
+
+static void note_impl(pn_run *r, const_dnnl_primitive_desc_t pd)
+{
+	const char *s = NULL;
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s);
+	if (!s || strstr(r->impl, s))
+		return;
+	size_t n = strlen(r->impl);
+	snprintf(r->impl + n, sizeof r->impl - n, "%s%s", n ? "," : "", s);
+}
+
+/* Add the primitive of pd to phase ph with (arg, memory) pairs ending in
+ * -1; allocates its scratchpad.  A NULL memory drops its argument. */
+void dn_prim(pn_run *r, int ph, dnnl_primitive_desc_t pd, ...)
+{
+	if (r->st)
+		return;
+	op *o = newop(r, ph);
+	va_list ap;
+	va_start(ap, pd);
+	for (int arg; (arg = va_arg(ap, int)) != -1;) {
+		dnnl_memory_t m = va_arg(ap, dnnl_memory_t);
+		if (!m)
+			continue;
+		o->args[o->nargs].arg = arg;
+		o->args[o->nargs++].memory = m;
+	}
+	va_end(ap);
+	const dnnl_memory_desc_t *sp = dn_q(pd, dnnl_query_scratchpad_md, 0);
+	if (sp && dnnl_memory_desc_get_size(sp) > 0) {
+		dnnl_memory_t m = dn_tensor(r, sp, NOFILL, 1);
+		o->args[o->nargs].arg = DNNL_ARG_SCRATCHPAD;
+		o->args[o->nargs++].memory = m;
+	}
+	if (r->st)
+		return;
+	if (DN(dnnl_primitive_create(&o->prim, pd), "primitive"))
+		return;
+	note_impl(r, pd);
+}
+
+/* A reorder of src into dst added to phase ph. */
+void dn_reorder(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst)
+{
+	if (r->st)
+		return;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t a = dn_attr_new(PN_ACT_NONE, 1);
+	dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, dn_mdof(src),
+		dn_eng, dn_mdof(dst), dn_eng, a);
+	dnnl_primitive_attr_destroy(a);
+	if (DN(s, "reorder"))
+		return;
+	r->pd[r->npd++] = pd;
+	dn_prim(r, ph, pd, DNNL_ARG_FROM, src, DNNL_ARG_TO, dst, -1);
+}
+
+/* m in layout want: m itself, or a new tensor filled by a reorder added
+ * to phase ph now. */
+dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
+			const dnnl_memory_desc_t *want)
+{
+	if (r->st)
+		return NULL;
+	if (dnnl_memory_desc_equal(dn_mdof(m), want))
+		return m;
+	dnnl_memory_t t = dn_tensor(r, want, ZERO, 1);
+	dn_reorder(r, ph, m, t);
+	return t;
+}
+
+op *dn_cop(pn_run *r, int ph, void (*fn)(const op *))
+{
+	if (r->st)
+		return NULL;
+	op *o = newop(r, ph);
+	o->fn = fn;
+	return o;
+}
+
+void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
+		     const dnnl_memory_desc_t *canon)
+{
+	if (r->st || !w)
+		return;
+	if (r->npar == MAXPAR)
+		PN_BUG("too many parameters");
+	param *p = &r->par[r->npar++];
+	p->w = w;
+	p->g = g;
+	p->n = dn_nfloats(w);
+	p->canon = canon ? *canon : *dn_mdof(w);
+	p->gcanon = canon ? *canon : g ? *dn_mdof(g) : *dn_mdof(w);
+	int ns = r->cfg.l.train ? pn_opt_states(r->cfg.l.optimizer) : 0;
+	p->s1 = ns > 0 ? dn_fbuf(r, p->n) : NULL;
+	p->s2 = ns > 1 ? dn_fbuf(r, p->n) : NULL;
+}
+
+void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
+		  const dnnl_memory_desc_t *md)
+{
+	if (r->st || !m)         /* a failed prepare: nothing to compare */
+		return;
+	r->canon[slot] = m;
+	r->cmd[slot] = md ? *md : *dn_mdof(m);
+}
+
+/* ---- plain-C ops ---------------------------------------------------------- */
+
+void dn_c_dropout(const op *o)          /* b = a * keep / (1 - p) */
+{
+	float s = 1 / (1 - o->f);
+	for (size_t i = 0; i < o->n; i++)
+		o->b[i] = pn_keep((uint64_t)o->k, i, o->f) ? o->a[i] * s : 0;
+}
+
+/* ---- layers --------------------------------------------------------------- */
+
+static dnnl_alg_kind_t act_bwd_alg(int act)
+{
+	return act == PN_ACT_RELU ? dnnl_eltwise_relu_use_dst_for_bwd :
+	       act == PN_ACT_TANH ? dnnl_eltwise_tanh_use_dst_for_bwd :
+				    dnnl_eltwise_logistic_use_dst_for_bwd;
+}
+
+/* dz = dy * act'(y) as an eltwise backward primitive on y's layout. */
+dnnl_memory_t dn_act_bwd(pn_run *r, int act, dnnl_memory_t y,
+			     dnnl_memory_t dy)
+{
+	if (act == PN_ACT_NONE || r->st)
+		return dy;
+	dnnl_eltwise_desc_t fd, bd;
+	dnnl_alg_kind_t alg = act_bwd_alg(act);
+	const dnnl_memory_desc_t *md = dn_mdof(y);
+	DN(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, alg, md,
+					  0, 0), "eltwise");
+	dnnl_primitive_desc_t hint = dn_pdesc(r, &fd, 0, 1, NULL, "eltwise");
+	DN(dnnl_eltwise_backward_desc_init(&bd, alg, md, md, 0, 0), "eltwise");
+	dnnl_primitive_desc_t pd = dn_pdesc(r, &bd, 0, 1, hint, "eltwise backward");
+	dnnl_memory_t dz = dn_tensor(r, md, ZERO, 1);
+	dn_prim(r, BWD, pd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
+	     DNNL_ARG_DIFF_SRC, dz, -1);
+	return dz;
+}
+
+/* ---- the backend ---------------------------------------------------------- */
+
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(clock_id, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cpu_open(const pn_bk_opts *o, char *device, size_t nd,
+		    char *versions, size_t nv, char *msg, size_t n)
+{
+	dn_opts = *o;
+	omp_set_num_threads(o->threads);
+	clock_id = o->cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	if (dnnl_engine_create(&dn_eng, dnnl_cpu, 0) != dnnl_success ||
+	    dnnl_stream_create(&dn_strm, dn_eng, dnnl_stream_default_flags) !=
+	    dnnl_success) {
+		snprintf(msg, n, "cannot start oneDNN's CPU engine");
+		return -1;
+	}
+	const dnnl_version_t *v = dnnl_version();
+	snprintf(versions, nv, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+	pn_cpu_name(device, nd, o->threads);
+	return 0;
+}
+
+static void cpu_release(pn_run *r)
+{
+	if (!r)
+		return;
+	for (int ph = 0; ph < NPHASE; ph++)
+		for (int i = 0; i < r->nops[ph]; i++)
+			if (r->ops[ph][i].prim)
+				dnnl_primitive_destroy(r->ops[ph][i].prim);
+	for (int i = 0; i < r->npd; i++)
+		dnnl_primitive_desc_destroy(r->pd[i]);
+	for (int i = 0; i < r->nmem; i++)
+		dnnl_memory_destroy(r->mem[i]);
+	for (int i = 0; i < r->nbuf; i++)
+		free(r->buf[i]);
+	free(r);
+}
+
+static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
+		       char *msg, size_t n)
+{
+	pn_run *r = pn_xcalloc(1, sizeof *r);
+	r->cfg = *cfg;
+	r->limit = dn_opts.mem_limit;
+	pn_rng_seed(&r->rng, dn_opts.seed);
+	double need = pn_io_bytes(cfg);
+	if (cfg->prec != PN_FP32) {
+		dn_fail(r, PN_INVALID, "precision %s is not supported by the cpu "
+		     "backend (fp32 only)", pn_prec_name(cfg->prec));
+	} else if (need > PN_BYTES_MAX) {
+		/* before oneDNN's sizes, which would overflow */
+		r->bytes = need;
+		if (r->limit > 0)
+			dn_fail(r, PN_OOM, "needs more than --mem-limit %.0f bytes",
+			     r->limit);
+		else
+			dn_fail(r, PN_OOM, "needs %.3g bytes", need);
+	} else
+		switch (cfg->l.type) {
+		case PN_DENSE: dn_dense(r); break;
+		case PN_BMM: dn_bmm(r); break;
+		case PN_CONV2D: dn_conv2d(r); break;
+		case PN_ATTENTION: dn_attention(r); break;
+		case PN_EMBEDDING: dn_embedding(r); break;
+		case PN_RNN: case PN_LSTM: case PN_GRU: dn_rnn(r); break;
+		case PN_LAYERNORM: dn_layernorm(r); break;
+		case PN_SOFTMAX: dn_softmax(r); break;
+		case PN_ELEMENTWISE: dn_elementwise(r); break;
+		case PN_POSENC: dn_posenc(r); break;
+		default: dn_fail(r, PN_INVALID, "layer type not timed"); break;
+		}
+	*mem = r->bytes;
+	int st = r->st;
+	snprintf(msg, n, "%s", st ? r->msg : r->impl[0] ? r->impl : "c loops");
+	if (st) {
+		cpu_release(r);
+		return st;
+	}
+	*run = r;
+	return PN_OK;
+}
+
+static int exec(pn_run *r, int ph)
+{
+	for (int i = 0; i < r->nops[ph]; i++) {
+		const op *o = &r->ops[ph][i];
+		if (o->fn) {
+			o->fn(o);
+			continue;
+		}
+		if (DN(dnnl_primitive_execute(o->prim, dn_strm, o->nargs, o->args),
+		       "execute"))
+			return -1;
+	}
+	return DN(dnnl_stream_wait(dn_strm), "stream");
+}
+
+static int has_opt(const pn_run *r)
+{
+	return r->cfg.l.train && r->cfg.l.optimizer != PN_OPT_NONE;
+}
+
+static void optimize(pn_run *r)
+{
+	r->t++;
+	for (int i = 0; i < r->npar; i++) {
+		param *p = &r->par[i];
+		pn_opt_update(r->cfg.l.optimizer, (float)r->cfg.lr, r->t, p->n,
+			      dn_ptr(p->w), dn_ptr(p->g), p->s1, p->s2);
+	}
+}
+
+static int cpu_step(pn_run *r, pn_phases *t, char *msg, size_t n)
+{
+	double t0 = now_ms();
+	if (exec(r, FWD))
+		goto err;
+	double t1 = now_ms();
+	t->fwd = t1 - t0;
+	t->bwd = t->opt = NAN;
+	if (!r->cfg.l.train)
+		return PN_OK;
+	if (exec(r, BWD))
+		goto err;
+	double t2 = now_ms();
+	t->bwd = t2 - t1;
+	if (!has_opt(r))
+		return PN_OK;
+	optimize(r);
+	t->opt = now_ms() - t2;
+	return PN_OK;
+err:
+	snprintf(msg, n, "%s", r->msg);
+	return r->st;
+}
+
+/* ---- canonical data for --check --------------------------------------------- */
+
+/* Copy between the canonical array a (layout cmd) and memory m: into m
+ * (in = 1) or out of it. */
+static int xfer(pn_run *r, dnnl_memory_t m, const dnnl_memory_desc_t *cmd,
+		float *a, int in)
+{
+	if (!m || !a)
+		return 0;
+	if (dnnl_memory_desc_equal(dn_mdof(m), cmd)) {
+		size_t bytes = dnnl_memory_desc_get_size(cmd);
+		if (in)
+			memcpy(dn_ptr(m), a, bytes);
+		else
+			memcpy(a, dn_ptr(m), bytes);
+		return 0;
+	}
+	dnnl_memory_t u;
+	if (DN(dnnl_memory_create(&u, cmd, dn_eng, a), "memory"))
+		return -1;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
+	int bad = DN(dnnl_reorder_primitive_desc_create(&pd, in ? cmd : dn_mdof(m),
+		dn_eng, in ? dn_mdof(m) : cmd, dn_eng, NULL), "reorder");
+	if (!bad) {
+		bad = DN(dnnl_primitive_create(&p, pd), "reorder");
+		if (!bad) {
+			dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, in ? u : m},
+						   {DNNL_ARG_TO, in ? m : u}};
+			bad = DN(dnnl_primitive_execute(p, dn_strm, 2, args),
+				 "reorder") || DN(dnnl_stream_wait(dn_strm), "stream");
+			dnnl_primitive_destroy(p);
+		}
+		dnnl_primitive_desc_destroy(pd);
+	}
+	dnnl_memory_destroy(u);
+	return bad ? -1 : 0;
+}
+
+static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
+{
+	if (xfer(r, r->canon[CX], &r->cmd[CX], io->x, 1) ||
+	    xfer(r, r->canon[CX2], &r->cmd[CX2], io->x2, 1) ||
+	    xfer(r, r->canon[CDY], &r->cmd[CDY], io->dy, 1))
+		goto err;
+	if (r->idx)
+		memcpy(r->idx, io->idx, io->nidx * sizeof(int32_t));
+	if (r->rnn) {
+		dn_rnn_xfer(r, io->w, 1, 0);
+	} else {
+		float *w = io->w;
+		for (int i = 0; i < r->npar; i++) {
+			if (xfer(r, r->par[i].w, &r->par[i].canon, w, 1))
+				goto err;
+			w += dnnl_memory_desc_get_size(&r->par[i].canon) /
+			     sizeof(float);
+		}
+	}
+	if (exec(r, FWD) || (r->cfg.l.train && exec(r, BWD)))
+		goto err;
+	if (xfer(r, r->canon[CY], &r->cmd[CY], io->y, 0) ||
+	    xfer(r, r->canon[CDX], &r->cmd[CDX], io->dx, 0) ||
+	    xfer(r, r->canon[CDX2], &r->cmd[CDX2], io->dx2, 0))
+		goto err;
+	if (!r->cfg.l.train)
+		return PN_OK;
+	if (r->rnn) {
+		dn_rnn_xfer(r, io->dw, 0, 1);
+	} else {
+		float *w = io->dw;
+		for (int i = 0; i < r->npar; i++) {
+			if (xfer(r, r->par[i].g, &r->par[i].gcanon, w, 0))
+				goto err;
+			w += dnnl_memory_desc_get_size(&r->par[i].canon) /
+			     sizeof(float);
+		}
+	}
+	return PN_OK;
+err:
+	snprintf(msg, n, "%s", r->msg);
+	return r->st;
+}
+
+static int cpu_optimize(int opt, float lr, size_t n, float *w, const float *g,
+			int steps, char *msg, size_t nmsg)
+{
+	(void)msg;
+	(void)nmsg;
+	float *s1 = pn_xcalloc(n ? n : 1, sizeof(float));
+	float *s2 = pn_xcalloc(n ? n : 1, sizeof(float));
+	for (int t = 1; t <= steps; t++)
+		pn_opt_update(opt, lr, t, n, w, g, s1, s2);
+	free(s1);
+	free(s2);
+	return PN_OK;
+}
+
+static void cpu_flush(void)
+{
+	/* twice a large last-level cache */
+	static volatile char *junk;
+	static size_t size = 256u << 20;
+	if (!junk)
+		junk = malloc(size);
+	if (!junk)
+		return;
+	for (size_t i = 0; i < size; i += 64)
+		junk[i] = (char)i;
+}
+
+static int cpu_recover(char *msg, size_t n)
+{
+	(void)msg;
+	(void)n;
+	return 0;
+}
+
+static void cpu_close(void)
+{
+	dnnl_stream_destroy(dn_strm);
+	dnnl_engine_destroy(dn_eng);
+}
+
+static const pn_backend cpu = {
+	"cpu", cpu_open, cpu_prepare, cpu_step, cpu_flush, cpu_release,
+	cpu_recover, cpu_compute, cpu_optimize, cpu_close,
+};
+
+const pn_backend *pn_cpu_backend(void)
+{
+	return &cpu;
+}

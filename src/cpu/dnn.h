@@ -1,0 +1,173 @@
+/* dnn.h - inside the cpu backend of pn-time: the prepared layer (pn_run)
+ * and the helpers that build it from oneDNN primitives and plain-C ops.
+ * One file per layer family builds its layers (gemm.c: dense, bmm,
+ * attention; conv.c: conv2d; rnn.c: rnn, lstm, gru; vector.c: embedding,
+ * layernorm, softmax, elementwise, posenc), as src/cuda does; core.c holds
+ * the helpers and the backend's table.
+ *
+ * A layer builder adds ops to the forward (FWD) and backward (BWD) phases
+ * of r, its parameters (with their gradients) and the canonical tensors of
+ * --check.  Every helper does nothing once r has failed (r->st set by
+ * dn_fail or DN): a builder may call on after a failure and check r->st
+ * only before it uses what a helper returned (NULL after a failure).
+ */
+#ifndef PN_CPU_DNN_H
+#define PN_CPU_DNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "../time/backend.h"
+#include "rng.h"
+
+#define MAXOPS 64
+#define MAXBUF 160
+#define MAXPAR 64
+#define MAXPD 64
+#define MAXL 16           /* recurrent layers */
+
+enum { FWD, BWD, NPHASE };
+enum { CX, CX2, CY, CDX, CDX2, CDY, NCANON };
+
+typedef struct op {
+	dnnl_primitive_t prim;
+	int nargs;
+	dnnl_exec_arg_t args[16];
+	void (*fn)(const struct op *);   /* a plain-C op */
+	float *a, *b, *c, *d;
+	const int32_t *idx;
+	size_t n, m;
+	float f;
+	int k;
+	void *ctx;
+} op;
+
+typedef struct {
+	dnnl_memory_t w, g;                /* weights and their gradient */
+	float *s1, *s2;                    /* optimizer state */
+	size_t n;                          /* floats in w (with padding) */
+	dnnl_memory_desc_t canon, gcanon;  /* canonical layout of w, g */
+} param;
+
+struct pn_run {
+	pn_config cfg;
+	int st;
+	char msg[256];
+	double bytes, limit;
+	void *buf[MAXBUF];
+	int nbuf;
+	dnnl_memory_t mem[MAXBUF];
+	int nmem;
+	dnnl_primitive_desc_t pd[MAXPD];
+	int npd;
+	op ops[NPHASE][MAXOPS];
+	int nops[NPHASE];
+	param par[MAXPAR];
+	int npar;
+	long t;                            /* optimizer steps taken */
+	char impl[160];
+	pn_rng rng;
+	dnnl_memory_t canon[NCANON];       /* tensors of pn_io */
+	dnnl_memory_desc_t cmd[NCANON];    /* ... and their canonical layout */
+	int32_t *idx;                      /* embedding indices */
+	int rnn;                           /* weights need the recurrent map */
+	int nl;                            /* recurrent layers */
+	dnnl_memory_t rw[MAXL][2], rb[MAXL], rdw[MAXL][2], rdb[MAXL];
+};
+
+extern dnnl_engine_t dn_eng;       /* the engine, its stream, the options */
+extern dnnl_stream_t dn_strm;
+extern pn_bk_opts dn_opts;
+
+
+/* ---- errors and memory (core.c) ------------------------------------------ */
+
+/* Record the first failure of r: status st and a message. */
+void dn_fail(pn_run *r, int st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A oneDNN status: 0 on success, else -1 after dn_fail (unimplemented:
+ * PN_INVALID; out of memory: PN_OOM; else PN_ERROR naming file:line). */
+#define DN(call, what) dn_status(r, (call), what, __FILE__, __LINE__)
+int dn_status(pn_run *r, dnnl_status_t s, const char *what, const char *file,
+	      int line);
+/* bytes counted against --mem-limit (PN_OOM beyond it), freed by release */
+void *dn_balloc(pn_run *r, size_t bytes);
+float *dn_fbuf(pn_run *r, size_t n);          /* n zeroed floats */
+
+/* A memory object of md on a new buffer; fill ZERO, RAND in [-1, 1),
+ * WEIGHT in [-1/sqrt(fan), 1/sqrt(fan)). */
+typedef enum { ZERO, RAND, WEIGHT, NOFILL } fill;
+dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
+			double fan);
+/* A memory object of md on an existing buffer. */
+dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p);
+float *dn_ptr(dnnl_memory_t m);
+const dnnl_memory_desc_t *dn_mdof(dnnl_memory_t m);
+size_t dn_nfloats(dnnl_memory_t m);
+
+/* memory descriptors: MD plain, ANY the primitive's choice, MDS strided */
+dnnl_memory_desc_t dn_md_tag(int nd, const dnnl_dim_t *dims,
+			     dnnl_format_tag_t tag);
+dnnl_memory_desc_t dn_md_str(int nd, const dnnl_dim_t *dims,
+			     const dnnl_dim_t *strides);
+extern const dnnl_format_tag_t dn_plain[];
+#define DIMS(...) ((const dnnl_dim_t[]){__VA_ARGS__})
+#define MD(nd, ...) dn_md_tag(nd, DIMS(__VA_ARGS__), dn_plain[nd])
+#define ANY(nd, ...) dn_md_tag(nd, DIMS(__VA_ARGS__), dnnl_format_tag_any)
+#define MDS(nd, d, s) dn_md_str(nd, d, s)
+
+/* ---- primitives (core.c) ------------------------------------------------- */
+
+/* Attributes: user scratchpad, an activation post-op, an output scale. */
+dnnl_primitive_attr_t dn_attr_new(int act, float scale);
+/* A primitive descriptor of desc (an op descriptor) with attributes
+ * (act, scale), after the forward hint; NULL on failure. */
+dnnl_primitive_desc_t dn_pdesc(pn_run *r, const void *desc, int act,
+			       float scale, const_dnnl_primitive_desc_t hint,
+			       const char *what);
+const dnnl_memory_desc_t *dn_q(const_dnnl_primitive_desc_t pd,
+			       dnnl_query_t what, int i);
+/* Add the primitive of pd to phase ph with (arg, memory) pairs ending in
+ * -1; allocates its scratchpad.  A NULL memory drops its argument. */
+void dn_prim(pn_run *r, int ph, dnnl_primitive_desc_t pd, ...);
+/* A reorder of src into dst added to phase ph. */
+void dn_reorder(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst);
+/* m in layout want: m itself, or a new tensor filled by a reorder added
+ * to phase ph now. */
+dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
+		    const dnnl_memory_desc_t *want);
+/* A plain-C op fn added to phase ph (its fields set by the caller). */
+op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
+/* b = a * keep / (1 - f), the mask of pn_keep with salt k, n elements */
+void dn_c_dropout(const op *o);
+/* A parameter w with gradient g (NULL: not trained) and the canonical
+ * layout of --check (NULL: w's own), with its optimizer state. */
+void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
+		 const dnnl_memory_desc_t *canon);
+/* The tensor of pn_io in slot (CX...) is m, canonical layout md (NULL:
+ * m's own). */
+void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
+	      const dnnl_memory_desc_t *md);
+/* dz = dy * act'(y) as an eltwise backward primitive on y's layout. */
+dnnl_memory_t dn_act_bwd(pn_run *r, int act, dnnl_memory_t y,
+			 dnnl_memory_t dy);
+
+/* ---- the layers, by family ----------------------------------------------- */
+
+void dn_dense(pn_run *r);           /* gemm.c */
+void dn_bmm(pn_run *r);
+void dn_attention(pn_run *r);
+void dn_conv2d(pn_run *r);          /* conv.c */
+void dn_rnn(pn_run *r);             /* rnn.c: rnn, lstm, gru */
+/* --check: recurrent weights between the canonical (PyTorch) layout w and
+ * oneDNN's (in = 1: into oneDNN's), of the gradients when grad */
+void dn_rnn_xfer(pn_run *r, float *w, int in, int grad);
+void dn_embedding(pn_run *r);       /* vector.c */
+void dn_layernorm(pn_run *r);
+void dn_softmax(pn_run *r);
+void dn_elementwise(pn_run *r);
+void dn_posenc(pn_run *r);
+
+#endif

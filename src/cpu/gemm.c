@@ -1,0 +1,215 @@
+/* gemm.c - the cpu backend's matrix products: dense, bmm and
+ * attention (oneDNN matmul, softmax, reductions). */
+#include <math.h>
+
+#include "dnn.h"
+#include "err.h"
+
+/* dst = src @ wei (+ bias) on plain memories (any strides). */
+static void matmul(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t wei,
+		   dnnl_memory_t bias, dnnl_memory_t dst, int act, float scale)
+{
+	if (r->st)
+		return;
+	dnnl_matmul_desc_t d;
+	DN(dnnl_matmul_desc_init(&d, dn_mdof(src), dn_mdof(wei),
+				 bias ? dn_mdof(bias) : NULL, dn_mdof(dst)), "matmul");
+	dnnl_primitive_desc_t pd = dn_pdesc(r, &d, act, scale, NULL, "matmul");
+	dn_prim(r, ph, pd, DNNL_ARG_SRC, src, DNNL_ARG_WEIGHTS, wei,
+	     DNNL_ARG_BIAS, bias, DNNL_ARG_DST, dst, -1);
+}
+
+/* dst[1][n] = sum over rows of src[m][n] */
+static void colsum(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst)
+{
+	if (r->st)
+		return;
+	if (dn_mdof(src)->dims[0] == 1) {     /* one row: oneDNN wants a copy */
+		dn_reorder(r, ph, src, dst);
+		return;
+	}
+	dnnl_reduction_desc_t d;
+	DN(dnnl_reduction_desc_init(&d, dnnl_reduction_sum, dn_mdof(src),
+				    dn_mdof(dst), 0, 0), "reduction");
+	dnnl_primitive_desc_t pd = dn_pdesc(r, &d, 0, 1, NULL, "reduction");
+	dn_prim(r, ph, pd, DNNL_ARG_SRC, src, DNNL_ARG_DST, dst, -1);
+}
+
+void dn_dense(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	dnnl_dim_t B = (dnnl_dim_t)l->batch, I = (dnnl_dim_t)l->in_features,
+		   O = (dnnl_dim_t)l->out_features;
+	int act = l->activation, train = l->train;
+	dnnl_memory_desc_t mx = MD(2, B, I), my = MD(2, B, O),
+		mw = MDS(2, DIMS(I, O), DIMS(1, I)), mb = MD(2, 1, O);
+	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1);
+	dnnl_memory_t w = dn_tensor(r, &mw, WEIGHT, (double)I);
+	dnnl_memory_t b = l->bias ? dn_tensor(r, &mb, WEIGHT, (double)I) : NULL;
+	dnnl_memory_t y = dn_tensor(r, &my, ZERO, 1);
+	matmul(r, FWD, x, w, b, y, act, 1);
+	dn_canon(r, CX, x, NULL);
+	dn_canon(r, CY, y, NULL);
+	if (!train) {
+		dn_addparam(r, w, NULL, NULL);
+		dn_addparam(r, b, NULL, NULL);
+		return;
+	}
+	dnnl_memory_t dy = dn_tensor(r, &my, RAND, 1);
+	dnnl_memory_t dz = dn_act_bwd(r, act, y, dy);
+	dnnl_memory_desc_t mwt = MD(2, O, I), mdzt = MDS(2, DIMS(O, B),
+							DIMS(1, O));
+	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
+	matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
+	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
+	matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
+	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
+	if (b)
+		colsum(r, BWD, dz, db);
+	dn_addparam(r, w, dw, NULL);
+	dn_addparam(r, b, db, NULL);
+	dn_canon(r, CDY, dy, NULL);
+	dn_canon(r, CDX, dx, NULL);
+}
+
+void dn_bmm(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	dnnl_dim_t B = (dnnl_dim_t)l->batch, M = (dnnl_dim_t)l->m,
+		   N = (dnnl_dim_t)l->n, K = (dnnl_dim_t)l->k;
+	dnnl_memory_desc_t ma = MD(3, B, M, N), mb = MD(3, B, N, K),
+			   mc = MD(3, B, M, K);
+	dnnl_memory_t a = dn_tensor(r, &ma, RAND, 1), b = dn_tensor(r, &mb, RAND, 1);
+	dnnl_memory_t c = dn_tensor(r, &mc, ZERO, 1);
+	matmul(r, FWD, a, b, NULL, c, 0, 1);
+	dn_canon(r, CX, a, NULL);
+	dn_canon(r, CX2, b, NULL);
+	dn_canon(r, CY, c, NULL);
+	if (!l->train)
+		return;
+	dnnl_memory_t dc = dn_tensor(r, &mc, RAND, 1);
+	dnnl_memory_t da = dn_tensor(r, &ma, ZERO, 1), db = dn_tensor(r, &mb, ZERO, 1);
+	dnnl_memory_desc_t bt = MDS(3, DIMS(B, K, N), DIMS(N * K, 1, K)),
+			   at = MDS(3, DIMS(B, N, M), DIMS(M * N, 1, N));
+	matmul(r, BWD, dc, dn_view(r, &bt, dn_ptr(b)), NULL, da, 0, 1);
+	matmul(r, BWD, dn_view(r, &at, dn_ptr(a)), dc, NULL, db, 0, 1);
+	dn_canon(r, CDY, dc, NULL);
+	dn_canon(r, CDX, da, NULL);
+	dn_canon(r, CDX2, db, NULL);
+}
+
+void dn_attention(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	dnnl_dim_t B = (dnnl_dim_t)l->batch, S = (dnnl_dim_t)l->seq_len,
+		   E = (dnnl_dim_t)l->embed_dim, h = (dnnl_dim_t)l->heads;
+	dnnl_dim_t d = E / h, N = B * S, E3 = 3 * E;
+	float scale = (float)(1 / sqrt((double)d)), p = (float)r->cfg.dropout;
+	int train = l->train;
+	dnnl_memory_desc_t mx = MD(2, N, E), mqkv = MD(2, N, E3),
+		mwin = MDS(2, DIMS(E, E3), DIMS(1, E)), mbin = MD(2, 1, E3),
+		mwout = MDS(2, DIMS(E, E), DIMS(1, E)), mbout = MD(2, 1, E),
+		msc = MD(4, B, h, S, S),
+		/* heads inside qkv[N][3E] and ctx[N][E] */
+		mh3 = MDS(4, DIMS(B, h, S, d), DIMS(S * E3, d, E3, 1)),
+		mh3t = MDS(4, DIMS(B, h, d, S), DIMS(S * E3, d, 1, E3)),
+		mh1 = MDS(4, DIMS(B, h, S, d), DIMS(S * E, d, E, 1)),
+		msct = MDS(4, DIMS(B, h, S, S), DIMS(h * S * S, S * S, 1, S));
+	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1);
+	dnnl_memory_t win = dn_tensor(r, &mwin, WEIGHT, (double)E);
+	dnnl_memory_t bin = dn_tensor(r, &mbin, WEIGHT, (double)E);
+	dnnl_memory_t qkv = dn_tensor(r, &mqkv, ZERO, 1);
+	dnnl_memory_t sc = dn_tensor(r, &msc, ZERO, 1), pr = dn_tensor(r, &msc, ZERO, 1);
+	dnnl_memory_t ctx = dn_tensor(r, &mx, ZERO, 1);
+	dnnl_memory_t wout = dn_tensor(r, &mwout, WEIGHT, (double)E);
+	dnnl_memory_t bout = dn_tensor(r, &mbout, WEIGHT, (double)E);
+	dnnl_memory_t y = dn_tensor(r, &mx, ZERO, 1);
+	if (r->st)
+		return;
+	float *Q = dn_ptr(qkv), *K = Q + E, *V = Q + 2 * E;
+	matmul(r, FWD, x, win, bin, qkv, 0, 1);
+	matmul(r, FWD, dn_view(r, &mh3, Q), dn_view(r, &mh3t, K), NULL, sc, 0, scale);
+	dnnl_softmax_v2_desc_t smd;
+	DN(dnnl_softmax_v2_forward_desc_init(&smd, train ? dnnl_forward_training
+		: dnnl_forward_inference, dnnl_softmax_accurate, &msc, &msc, 3),
+	   "softmax");
+	dnnl_primitive_desc_t spd = dn_pdesc(r, &smd, 0, 1, NULL, "softmax");
+	dn_prim(r, FWD, spd, DNNL_ARG_SRC, sc, DNNL_ARG_DST, pr, -1);
+	dnnl_memory_t pd = pr;
+	if (p > 0) {
+		pd = dn_tensor(r, &msc, ZERO, 1);
+		op *o = dn_cop(r, FWD, dn_c_dropout);
+		if (o) {
+			o->a = dn_ptr(pr);
+			o->b = dn_ptr(pd);
+			o->n = dn_nfloats(pr);
+			o->f = p;
+			o->k = 100;
+		}
+	}
+	matmul(r, FWD, pd, dn_view(r, &mh3, V), NULL, dn_view(r, &mh1, dn_ptr(ctx)), 0, 1);
+	matmul(r, FWD, ctx, wout, bout, y, 0, 1);
+	dn_canon(r, CX, x, NULL);
+	dn_canon(r, CY, y, NULL);
+	if (!train) {
+		dn_addparam(r, win, NULL, NULL);
+		dn_addparam(r, bin, NULL, NULL);
+		dn_addparam(r, wout, NULL, NULL);
+		dn_addparam(r, bout, NULL, NULL);
+		return;
+	}
+	dnnl_memory_desc_t mxt = MDS(2, DIMS(E, N), DIMS(1, E)),
+			   mqkvt = MDS(2, DIMS(E3, N), DIMS(1, E3)),
+			   mwoutp = MD(2, E, E), mwinp = MD(2, E3, E);
+	dnnl_memory_t dy = dn_tensor(r, &mx, RAND, 1);
+	dnnl_memory_t dctx = dn_tensor(r, &mx, ZERO, 1);
+	dnnl_memory_t dwout = dn_tensor(r, &mwoutp, ZERO, 1);
+	dnnl_memory_t dbout = dn_tensor(r, &mbout, ZERO, 1);
+	dnnl_memory_t dpd = dn_tensor(r, &msc, ZERO, 1);
+	dnnl_memory_t dqkv = dn_tensor(r, &mqkv, ZERO, 1);
+	dnnl_memory_t dsc = dn_tensor(r, &msc, ZERO, 1);
+	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
+	dnnl_memory_t dwin = dn_tensor(r, &mwinp, ZERO, 1);
+	dnnl_memory_t dbin = dn_tensor(r, &mbin, ZERO, 1);
+	if (r->st)
+		return;
+	float *dQ = dn_ptr(dqkv), *dK = dQ + E, *dV = dQ + 2 * E;
+	matmul(r, BWD, dy, dn_view(r, &mwoutp, dn_ptr(wout)), NULL, dctx, 0, 1);
+	matmul(r, BWD, dn_view(r, &mxt, dn_ptr(dy)), ctx, NULL, dwout, 0, 1);
+	colsum(r, BWD, dy, dbout);
+	dnnl_memory_t dctxh = dn_view(r, &mh1, dn_ptr(dctx));
+	matmul(r, BWD, dctxh, dn_view(r, &mh3t, V), NULL, dpd, 0, 1);
+	matmul(r, BWD, dn_view(r, &msct, dn_ptr(pd)), dctxh, NULL, dn_view(r, &mh3, dV),
+	       0, 1);
+	dnnl_memory_t dp = dpd;
+	if (p > 0) {
+		dp = dn_tensor(r, &msc, ZERO, 1);
+		op *o = dn_cop(r, BWD, dn_c_dropout);
+		if (o) {
+			o->a = dn_ptr(dpd);
+			o->b = dn_ptr(dp);
+			o->n = dn_nfloats(dpd);
+			o->f = p;
+			o->k = 100;
+		}
+	}
+	dnnl_softmax_v2_desc_t sbd;
+	DN(dnnl_softmax_v2_backward_desc_init(&sbd, dnnl_softmax_accurate, &msc,
+					      &msc, &msc, 3), "softmax backward");
+	dnnl_primitive_desc_t sbpd = dn_pdesc(r, &sbd, 0, 1, spd, "softmax backward");
+	dn_prim(r, BWD, sbpd, DNNL_ARG_DST, pr, DNNL_ARG_DIFF_DST, dp,
+	     DNNL_ARG_DIFF_SRC, dsc, -1);
+	matmul(r, BWD, dsc, dn_view(r, &mh3, K), NULL, dn_view(r, &mh3, dQ), 0, scale);
+	matmul(r, BWD, dn_view(r, &msct, dn_ptr(dsc)), dn_view(r, &mh3, Q), NULL,
+	       dn_view(r, &mh3, dK), 0, scale);
+	matmul(r, BWD, dqkv, dn_view(r, &mwinp, dn_ptr(win)), NULL, dx, 0, 1);
+	matmul(r, BWD, dn_view(r, &mqkvt, dn_ptr(dqkv)), x, NULL, dwin, 0, 1);
+	colsum(r, BWD, dqkv, dbin);
+	dn_addparam(r, win, dwin, NULL);
+	dn_addparam(r, bin, dbin, NULL);
+	dn_addparam(r, wout, dwout, NULL);
+	dn_addparam(r, bout, dbout, NULL);
+	dn_canon(r, CDY, dy, NULL);
+	dn_canon(r, CDX, dx, NULL);
+}
+
