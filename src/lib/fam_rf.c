@@ -53,6 +53,7 @@ typedef struct {
 	const pn_bins *b;
 	pn_tree_opts o;
 	int bootstrap;
+	size_t draws;           /* rows drawn for each tree's bootstrap */
 	uint64_t seed;
 	forest *f;
 	size_t next, done;
@@ -77,10 +78,10 @@ static void *worker(void *arg)
 		pn_tree_seed(&r, j->seed, t);
 		size_t m = 0;
 		if (j->bootstrap) {
-			/* n draws with replacement: each row drawn k times
+			/* draws with replacement: each row drawn k times
 			 * weighs k */
 			memset(cnt, 0, n * sizeof *cnt);
-			for (size_t k = 0; k < n; k++)
+			for (size_t k = 0; k < j->draws; k++)
 				cnt[pn_tree_below(&r, n)]++;
 			for (size_t i = 0; i < n; i++)
 				if (cnt[i] > 0)
@@ -111,6 +112,7 @@ static void *rf_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	long min_leaf = pn_params_int(par, "min_leaf", 1);
 	double mtry = pn_params_num(par, "mtry", 1.0);
 	long bootstrap = pn_params_int(par, "bootstrap", 1);
+	long sample = pn_params_int(par, "sample", 0);
 	long bins = pn_params_int(par, "bins", 256);
 	long threads = pn_params_int(par, "threads", pn_default_threads());
 	if (trees < 1 || trees > 100000)
@@ -133,6 +135,11 @@ static void *rf_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	if (threads < 1 || threads > 256)
 		pn_usage_error("invalid --param threads=%ld: want 1 to 256",
 			       threads);
+	if (sample < 0 || sample > UINT32_MAX)
+		pn_usage_error("invalid --param sample=%ld: want 0 (every row) "
+			       "to %lu", sample, (unsigned long)UINT32_MAX);
+	if (sample > 0 && !bootstrap)
+		pn_usage_error("--param sample needs bootstrap=1");
 	if (d->n < 1 || d->p < 1 || d->n > UINT32_MAX) {
 		snprintf(err, 256, "rf: need at least one row and feature");
 		return NULL;
@@ -145,6 +152,8 @@ static void *rf_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	f->t = pn_xcalloc(f->nt, sizeof *f->t);
 	job j = {
 		.d = d, .b = b, .bootstrap = (int)bootstrap, .seed = seed,
+		.draws = sample > 0 && (size_t)sample < d->n ? (size_t)sample :
+			 d->n,
 		.f = f, .progress = progress,
 		.o = {(int)depth, (int)min_leaf, mtry, 0.0, 1.0},
 	};
@@ -256,10 +265,8 @@ static void *rf_load(pn_mreader *r, size_t p)
 	if (v < 1 || v > 100000 || v != (double)(long)v)
 		pn_mread_die(r, "rf: tree count must be 1 to 100000");
 	forest *f = pn_xcalloc(1, sizeof *f);
+	f->t = pn_trees_load(r, p, (size_t)v);
 	f->nt = (size_t)v;
-	f->t = pn_xcalloc(f->nt, sizeof *f->t);
-	for (size_t i = 0; i < f->nt; i++)
-		pn_tree_load(r, p, &f->t[i]);
 	f->p = p;
 	f->fast = pn_forest_new(f->t, f->nt, p);
 	return f;
