@@ -51,6 +51,14 @@ refused() {
 	echo "pn-eval: $1:$2: corrupt model: $3" | diff - "$T/err"
 }
 
+# bad_booster PERL MESSAGE: the small model with its booster changed by
+# PERL (crc32 made to match) is refused at its 'end' line with MESSAGE.
+bad_booster() {
+	xgb a.model
+	booster a.model bad.model "$1"
+	refused bad.model "$(grep -c '' bad.model)" "$2"
+}
+
 @test "pn-eval -m refuses an xgb model without a checksum and says to refit it" {
 	xgb a.model
 	sed '/^crc32 /d' a.model >old.model
@@ -86,47 +94,39 @@ refused() {
 
 @test "pn-eval -m refuses an xgb booster whose key is longer than the booster" {
 	xgb a.model
+	# the first key ("learner") claims 2^40 bytes; 10 fewer than the
+	# booster's are left after its length
 	booster a.model bad.model 'substr($_, 1, 9) = "L" . pack("Q>", 1 << 40)'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: booster byte 1: key length 1099511627776: at most $(( $(awk '$1 == "bytes" { print $2 }' bad.model) - 10 )) possible"
+	left=$(( $(awk '$1 == "bytes" { print $2 }' bad.model) - 10 ))
+	refused bad.model "$(grep -c '' bad.model)" "xgb: booster byte 1: key length 1099511627776: at most $left possible"
 }
 
 @test "pn-eval -m refuses a checksummed xgb booster whose tree has a child index out of range" {
-	xgb a.model
 	# the first tree's left_children: node 0's left child becomes 0x02700000
-	booster a.model bad.model 's/(left_children\[\$l#L.{8})\0\0\0\x01/$1\x02\x70\0\0/s or die "no left_children"'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: booster tree 0 node 0: a child index out of range (feature 0, children 40894464 and 2, of 7 nodes)"
+	bad_booster 's/(left_children\[\$l#L.{8})\0\0\0\x01/$1\x02\x70\0\0/s or die "no left_children"' \
+		"xgb: booster tree 0 node 0: a child index out of range (feature 0, children 40894464 and 2, of 7 nodes)"
 }
 
 @test "pn-eval -m refuses a checksummed xgb booster whose split names a feature the model lacks" {
-	xgb a.model
-	booster a.model bad.model 's/(split_indices\[\$l#L.{8})\0\0\0\0/$1\0\0\0\x03/s or die "no split_indices"'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: booster tree 0 node 0: a split feature out of range (feature 3, children 1 and 2, of 7 nodes)"
+	bad_booster 's/(split_indices\[\$l#L.{8})\0\0\0\0/$1\0\0\0\x03/s or die "no split_indices"' \
+		"xgb: booster tree 0 node 0: a split feature out of range (feature 3, children 1 and 2, of 7 nodes)"
 }
 
 @test "pn-eval -m refuses a checksummed xgb booster whose node is the child of two nodes" {
-	xgb a.model
 	# node 1's children become 3 and 5: node 5 is node 2's child too
-	booster a.model bad.model 's/(right_children\[\$l#L.{8}.{4})\0\0\0\x04/$1\0\0\0\x05/s or die "no right_children"'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: booster tree 0 node 1: a child that names another parent (feature 1, children 3 and 5, of 7 nodes)"
+	bad_booster 's/(right_children\[\$l#L.{8}.{4})\0\0\0\x04/$1\0\0\0\x05/s or die "no right_children"' \
+		"xgb: booster tree 0 node 1: a child that names another parent (feature 1, children 3 and 5, of 7 nodes)"
 }
 
 @test "pn-eval -m refuses a checksummed xgb booster whose base score is not a number" {
-	xgb a.model
-	booster a.model bad.model '/base_scoreSL(.{8})/s or die; my $s = $-[0] + 12;
-		substr($_, $s, 8 + unpack("Q>", $1)) = pack("Q>", 3) . "abc"'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: booster: 'base_score' is 'abc', want a number"
+	bad_booster '/base_scoreSL(.{8})/s or die; my $s = $-[0] + 12;
+		substr($_, $s, 8 + unpack("Q>", $1)) = pack("Q>", 3) . "abc"' \
+		"xgb: booster: 'base_score' is 'abc', want a number"
 }
 
 @test "pn-eval -m reports XGBoost's own refusal of a well-formed booster" {
-	xgb a.model
-	booster a.model bad.model 's/reg_loss_param/reg_loss_parax/ or die'
-	end=$(grep -c '' bad.model)
-	refused bad.model "$end" "xgb: XGBoost cannot load the model: ./include/xgboost/json.h:81: Invalid cast, from Null to Object"
+	bad_booster 's/reg_loss_param/reg_loss_parax/ or die' \
+		"xgb: XGBoost cannot load the model: ./include/xgboost/json.h:81: Invalid cast, from Null to Object"
 }
 
 @test "pn-sum -m refuses a corrupt xgb model instead of crashing" {
@@ -155,7 +155,7 @@ big_count() {
 }
 
 @test "pn-eval -m refuses an rf tree whose node count the file does not hold" {
-	big_count rf '0,/^tree [0-9]*$/s//tree 2000000000/' -p trees=3
+	big_count rf '0,/^tree [0-9]*$/s//tree 2000000000/' -p trees=3 -p min_leaf=1
 	# the second tree's "tree" line comes where node 96 should be
 	line=$(grep -n '^tree ' big.model | sed -n 2p | cut -d: -f1)
 	echo "pn-eval: big.model:$line: corrupt model: node 96 of 2000000000: want 'leaf VALUE' or 'split FEATURE THRESHOLD LEFT'" |
