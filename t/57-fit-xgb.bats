@@ -156,19 +156,20 @@ body() { sed -n '/^body$/,$p' "$1"; }
 		diff - err
 }
 
-@test "pn-fit -f xgb model whose booster XGBoost cannot read is a clear error" {
+@test "pn-fit -f xgb model whose booster is not UBJSON is a clear error" {
 	fit a.model -p rounds=5 "$M/smooth.tsv"
 	{
 		sed '/^format ubj$/q' a.model
 		echo 'bytes 24'
+		echo 'crc32 6a5229ff'
 		echo "b64 $(printf 'this is not a booster...' | base64)"
 		echo end
 	} >bad.model
 	line=$(grep -c '' bad.model)
 	run_io pn-eval -m bad.model "$M/test.tsv"
 	[ "$status" -eq 1 ]
-	[ "$(wc -l <err)" -eq 1 ]
-	grep -q "^pn-eval: bad.model:$line: corrupt model: xgb: XGBoost cannot load the model: " err
+	echo "pn-eval: bad.model:$line: corrupt model: xgb: booster byte 0: unknown marker 0x74" |
+		diff - err
 }
 
 @test "pn-fit -f xgb rejects a mode other than boost or rf" {

@@ -209,10 +209,8 @@ static void *gbdt_load(pn_mreader *r, size_t p)
 	pn_mread_nums(r, "trees", &v, 1);
 	if (v < 0 || v > 1000000 || v != (double)(long)v)
 		pn_mread_die(r, "gbdt: tree count must be 0 to 1000000");
+	g->t = pn_trees_load(r, p, (size_t)v);
 	g->nt = (size_t)v;
-	g->t = pn_xcalloc(g->nt ? g->nt : 1, sizeof *g->t);
-	for (size_t i = 0; i < g->nt; i++)
-		pn_tree_load(r, p, &g->t[i]);
 	g->fast = pn_forest_new(g->t, g->nt, p);
 	return g;
 }

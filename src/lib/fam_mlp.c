@@ -749,18 +749,35 @@ static void *mlp_load(pn_mreader *r, size_t p)
 	pn_mread_nums(r, "yscale", ys, 2);
 	if (!isfinite(ys[0]) || !(ys[1] > 0) || !isfinite(ys[1]))
 		pn_mread_die(r, "mlp: bad yscale");
+	/* the parameters, in mlp_new's order, into a buffer grown as lines
+	 * arrive: sizes the file does not hold die at its end, not in the
+	 * allocator */
+	int w = 0;
+	for (int l = 0; l <= nl; l++)
+		w = size[l] > w ? size[l] : w;
+	double *row = pn_xmalloc(w * sizeof(double));
+	float *par = NULL;
+	size_t got = 0, cap = 0;
+	for (int l = 0; l < nl; l++)
+		for (int j = 0; j <= size[l + 1]; j++) {
+			int k = j < size[l + 1] ? size[l] : size[l + 1];
+			if (cap - got < (size_t)k) {
+				while (cap - got < (size_t)k)
+					cap = cap ? 2 * cap : 65536;
+				par = pn_xrealloc(par, cap * sizeof *par);
+			}
+			read_floats(r, j < size[l + 1] ? "w" : "b", row, k,
+				    par + got);
+			got += (size_t)k;
+		}
+	free(row);
 	mlp *m = mlp_new(nl, size);
+	if (got != m->npar)
+		PN_BUG("mlp: parameter count");
+	memcpy(m->par, par, got * sizeof *par);
+	free(par);
 	m->ymean = ys[0];
 	m->ysd = ys[1];
-	double *row = pn_xmalloc(widest(m) * sizeof(double));
-	for (int l = 0; l < nl; l++) {
-		int in = size[l], out = size[l + 1];
-		float *W = m->par + m->woff[l], *b = m->par + m->boff[l];
-		for (int j = 0; j < out; j++)
-			read_floats(r, "w", row, in, W + (size_t)j * in);
-		read_floats(r, "b", row, out, b);
-	}
-	free(row);
 	char *tok[8];
 	if (pn_mread_line(r, tok, 8) != 0)
 		pn_mread_die(r, "mlp: '%s' after the last layer, want 'end'",

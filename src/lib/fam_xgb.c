@@ -31,16 +31,36 @@
  * characters:
  *   format ubj
  *   bytes N            decoded length, checked on load
+ *   crc32 XXXXXXXX     CRC-32 (zlib's) of the N bytes, 8 hex digits
  *   b64 <76 characters>
  *   ...
+ *
+ * libxgboost trusts the lengths inside a UBJSON body and the node indices
+ * of its trees (a wrong one reads or writes outside its buffers), so only a
+ * body that passes every check below reaches it; each failure is "corrupt
+ * model: xgb: ...":
+ *   - the length, the base64 and the CRC-32 (a body without the crc32
+ *     line, from an older pn, is refused: refit the model);
+ *   - the UBJSON itself (ubj.h: every length within the body);
+ *   - the booster: what pn-fit writes, a "gbtree" of "reg:squarederror"
+ *     with one output, no categorical feature and no feature names, on p
+ *     features (the model file's count); every tree well formed: its
+ *     arrays as long as its node count, the nodes a binary tree rooted at
+ *     node 0 (every child after its parent, every node but the root the
+ *     child of exactly one node, its parent recorded), every split on a
+ *     feature below p with a finite threshold.
+ * Built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (a fuzzer), a CRC
+ * mismatch is ignored so that the checks after it are reached.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xgboost/c_api.h>
+#include <zlib.h>
 
 #include "err.h"
 #include "model.h"
+#include "ubj.h"
 
 #define PRED_BATCH 65536
 #define B64_LINE 76
@@ -323,6 +343,282 @@ static void xgb_predict(const void *v, const double *x, size_t n, size_t p,
 	}
 }
 
+/* ---- checking a booster before XGBoost reads it ------------------------ */
+
+static unsigned long crc_of(const unsigned char *b, size_t n)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	for (size_t s = 0; s < n;) {
+		uInt k = n - s > (1u << 30) ? 1u << 30 : (uInt)(n - s);
+		c = crc32(c, b + s, k);
+		s += k;
+	}
+	return (unsigned long)c;
+}
+
+/* Member key of object o, of the given UBJSON type ('\0': any); NULL with
+ * a message in err when it is missing or of another type. */
+static const pn_ubj *member(const pn_ubj_doc *d, const pn_ubj *o,
+			    const char *key, char type, char *err)
+{
+	const pn_ubj *v = pn_ubj_get(d, o, key);
+	if (!v || (type && v->type != type)) {
+		snprintf(err, 256, "xgb: booster: '%s' %s", key,
+			 v ? "of the wrong type" : "missing");
+		return NULL;
+	}
+	return v;
+}
+
+/* A count that XGBoost keeps as a string: decimal digits, no sign, no
+ * leading zero, at most INT32_MAX; -1 otherwise. */
+static long str_count(const pn_ubj *v)
+{
+	if (!v || v->type != 'S' || v->n < 1 || v->n > 10 ||
+	    (v->data[0] == '0' && v->n > 1))
+		return -1;
+	long x = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->data[i] < '0' || v->data[i] > '9')
+			return -1;
+		x = 10 * x + (v->data[i] - '0');
+	}
+	return x <= INT32_MAX ? x : -1;
+}
+
+/* Member key of o is the count want (want < 0: any count); returns it. */
+static long count_is(const pn_ubj_doc *d, const pn_ubj *o, const char *key,
+		     long want, char *err)
+{
+	const pn_ubj *v = member(d, o, key, 'S', err);
+	if (!v)
+		return -1;
+	long x = str_count(v);
+	if (x < 0 || (want >= 0 && x != want)) {
+		char w[24] = "a count";
+		if (want >= 0)
+			snprintf(w, sizeof w, "%ld", want);
+		snprintf(err, 256, "xgb: booster: '%s' is '%.*s', want %s",
+			 key, (int)(v->n < 20 ? v->n : 20),
+			 (const char *)v->data, w);
+		return -1;
+	}
+	return x;
+}
+
+/* base_score is a finite number (XGBoost reads "abc" as 0). */
+static int base_score(const pn_ubj_doc *d, const pn_ubj *mp, char *err)
+{
+	const pn_ubj *v = member(d, mp, "base_score", 'S', err);
+	if (!v)
+		return -1;
+	char s[64], *end;
+	size_t n = v->n < sizeof s - 1 ? v->n : sizeof s - 1;
+	memcpy(s, v->data, n);
+	s[n] = '\0';
+	double x = n == v->n && n ? strtod(s, &end) : 0;
+	if (n != v->n || !n || *end || !isfinite(x) || strlen(s) != n) {
+		snprintf(err, 256, "xgb: booster: 'base_score' is '%.20s', "
+			 "want a number", s);
+		return -1;
+	}
+	return 0;
+}
+
+/* The arrays of a tree: name, element type, length (0: none, 1: nodes). */
+static const struct {
+	const char *name;
+	char elem;
+	int per_node;
+} tree_arrays[] = {
+	{"loss_changes", 'd', 1}, {"sum_hessian", 'd', 1},
+	{"base_weights", 'd', 1}, {"split_conditions", 'd', 1},
+	{"left_children", 'l', 1}, {"right_children", 'l', 1},
+	{"parents", 'l', 1}, {"split_indices", 'l', 1},
+	{"default_left", 'U', 1}, {"split_type", 'U', 1},
+	{"categories", 'l', 0}, {"categories_nodes", 'l', 0},
+	{"categories_segments", 'L', 0}, {"categories_sizes", 'L', 0},
+};
+enum { A_COND = 3, A_LEFT, A_RIGHT, A_PARENT, A_FEAT, A_DLEFT, A_TYPE,
+       NARRAYS = sizeof tree_arrays / sizeof tree_arrays[0] };
+
+/* The nodes of tree k (n of them, arrays a): a binary tree rooted at 0. */
+static int check_nodes(const pn_ubj *const *a, size_t n, size_t k, size_t p,
+		       char *err)
+{
+	unsigned char *seen = pn_xcalloc(n, 1);
+	int rc = -1;
+	if (pn_ubj_int_at(a[A_PARENT], 0) != INT32_MAX) {
+		snprintf(err, 256, "xgb: booster tree %zu: the root has a "
+			 "parent", k);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t l = pn_ubj_int_at(a[A_LEFT], i),
+			r = pn_ubj_int_at(a[A_RIGHT], i),
+			f = pn_ubj_int_at(a[A_FEAT], i);
+		const char *bad = NULL;
+		if (f < 0 || (uint64_t)f >= p)
+			bad = "a split feature out of range";
+		else if (!isfinite(pn_ubj_num_at(a[A_COND], i)))
+			bad = "a threshold that is not finite";
+		else if (pn_ubj_int_at(a[A_DLEFT], i) > 1)
+			bad = "a default direction other than 0 or 1";
+		else if (pn_ubj_int_at(a[A_TYPE], i) != 0)
+			bad = "a categorical split";
+		else if ((l == -1) != (r == -1))
+			bad = "one child";
+		else if (l != -1 && (l <= (int64_t)i || r <= (int64_t)i ||
+			 l >= (int64_t)n || r >= (int64_t)n || l == r))
+			bad = "a child index out of range";
+		else if (l != -1 && (seen[l] || seen[r]))
+			bad = "a child that has another parent";
+		else if (l != -1 && (pn_ubj_int_at(a[A_PARENT], l) != (int64_t)i ||
+			 pn_ubj_int_at(a[A_PARENT], r) != (int64_t)i))
+			bad = "a child that names another parent";
+		if (bad) {
+			snprintf(err, 256, "xgb: booster tree %zu node %zu: %s "
+				 "(feature %lld, children %lld and %lld, of %zu "
+				 "nodes)", k, i, bad, (long long)f,
+				 (long long)l, (long long)r, n);
+			goto out;
+		}
+		if (l != -1)
+			seen[l] = seen[r] = 1;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (!seen[i]) {
+			snprintf(err, 256, "xgb: booster tree %zu node %zu: no "
+				 "node's child", k, i);
+			goto out;
+		}
+	rc = 0;
+out:
+	free(seen);
+	return rc;
+}
+
+static int check_tree(const pn_ubj_doc *d, const pn_ubj *t, size_t k,
+		      size_t p, char *err)
+{
+	const pn_ubj *id = member(d, t, "id", 'i', err),
+		*tp = member(d, t, "tree_param", '{', err);
+	if (!id || !tp)
+		return -1;
+	if (id->i != (int64_t)k) {
+		snprintf(err, 256, "xgb: booster tree %zu has id %lld", k,
+			 (long long)id->i);
+		return -1;
+	}
+	long n = count_is(d, tp, "num_nodes", -1, err);
+	if (n < 1 || count_is(d, tp, "num_deleted", 0, err) < 0 ||
+	    count_is(d, tp, "num_feature", (long)p, err) < 0 ||
+	    count_is(d, tp, "size_leaf_vector", 0, err) < 0)
+		return -1;
+	const pn_ubj *a[NARRAYS];
+	for (size_t j = 0; j < NARRAYS; j++) {
+		a[j] = member(d, t, tree_arrays[j].name, '$', err);
+		if (!a[j])
+			return -1;
+		size_t want = tree_arrays[j].per_node ? (size_t)n : 0;
+		if (a[j]->elem != tree_arrays[j].elem || a[j]->n != want) {
+			snprintf(err, 256, "xgb: booster tree %zu: '%s' has %zu "
+				 "elements of type %c, want %zu of type %c", k,
+				 tree_arrays[j].name, a[j]->n, a[j]->elem,
+				 want, tree_arrays[j].elem);
+			return -1;
+		}
+	}
+	return check_nodes(a, (size_t)n, k, p, err);
+}
+
+/* The gbtree model: its parameters, tree_info and every tree. */
+static int check_gbtree(const pn_ubj_doc *d, const pn_ubj *gb, size_t p,
+			char *err)
+{
+	const pn_ubj *name = member(d, gb, "name", 'S', err),
+		*model = member(d, gb, "model", '{', err);
+	if (!name || !model)
+		return -1;
+	if (!pn_ubj_is_str(name, "gbtree")) {
+		snprintf(err, 256, "xgb: booster: not a gbtree");
+		return -1;
+	}
+	const pn_ubj *mp = member(d, model, "gbtree_model_param", '{', err),
+		*trees = member(d, model, "trees", '[', err),
+		*info = member(d, model, "tree_info", '[', err);
+	if (!mp || !trees || !info)
+		return -1;
+	long nt = count_is(d, mp, "num_trees", (long)trees->n, err);
+	long par = count_is(d, mp, "num_parallel_tree", -1, err);
+	if (nt < 0 || par < 0 || count_is(d, mp, "size_leaf_vector", 0, err) < 0)
+		return -1;
+	if (par < 1 || nt % par != 0 || info->n != (size_t)nt) {
+		snprintf(err, 256, "xgb: booster: %ld trees, %ld in parallel, "
+			 "%zu tree_info", nt, par, info->n);
+		return -1;
+	}
+	for (const pn_ubj *v = pn_ubj_first(d, info); v; v = pn_ubj_next(d, v))
+		if (v->type != 'i' || v->i != 0) {
+			snprintf(err, 256, "xgb: booster: a tree_info that is "
+				 "not 0");
+			return -1;
+		}
+	size_t k = 0;
+	for (const pn_ubj *t = pn_ubj_first(d, trees); t;
+	     t = pn_ubj_next(d, t), k++)
+		if (t->type != '{') {
+			snprintf(err, 256, "xgb: booster tree %zu is not an "
+				 "object", k);
+			return -1;
+		} else if (check_tree(d, t, k, p, err) < 0) {
+			return -1;
+		}
+	return 0;
+}
+
+/* 0 when buf is a booster that pn-fit could have written for p features;
+ * else -1 and a message in err. */
+static int check_booster(const unsigned char *buf, size_t len, size_t p,
+			 char *err)
+{
+	pn_ubj_doc d = { 0 };
+	char msg[200];
+	int rc = -1;
+	if (pn_ubj_parse(buf, len, &d, msg, sizeof msg) < 0) {
+		snprintf(err, 256, "xgb: booster %s", msg);
+		goto out;
+	}
+	const pn_ubj *root = &d.v[0], *l, *mp, *obj, *gb, *fn, *ft;
+	if (root->type != '{' || !(l = member(&d, root, "learner", '{', err)) ||
+	    !(mp = member(&d, l, "learner_model_param", '{', err)) ||
+	    !(obj = member(&d, l, "objective", '{', err)) ||
+	    !(gb = member(&d, l, "gradient_booster", '{', err)) ||
+	    !(fn = member(&d, l, "feature_names", '[', err)) ||
+	    !(ft = member(&d, l, "feature_types", '[', err)) ||
+	    !member(&d, l, "attributes", '{', err)) {
+		if (root->type != '{')
+			snprintf(err, 256, "xgb: booster is not an object");
+		goto out;
+	}
+	if (count_is(&d, mp, "num_feature", (long)p, err) < 0 ||
+	    count_is(&d, mp, "num_class", 0, err) < 0 ||
+	    count_is(&d, mp, "num_target", 1, err) < 0 ||
+	    base_score(&d, mp, err) < 0)
+		goto out;
+	if (!pn_ubj_is_str(pn_ubj_get(&d, obj, "name"), "reg:squarederror") ||
+	    fn->n || ft->n) {
+		snprintf(err, 256, "xgb: booster: %s", fn->n || ft->n ?
+			 "feature names or types" :
+			 "objective other than reg:squarederror");
+		goto out;
+	}
+	rc = check_gbtree(&d, gb, p, err);
+out:
+	pn_ubj_free(&d);
+	return rc;
+}
+
 /* ---- the body: UBJSON in base64 ---------------------------------------- */
 
 static const char b64[] =
@@ -341,6 +637,7 @@ static void xgb_save(const void *v, FILE *f)
 	double bytes = (double)len;
 	pn_mwrite_nums(f, "bytes", &bytes, 1);
 	const unsigned char *u = (const unsigned char *)buf;
+	fprintf(f, "crc32 %08lx\n", crc_of(u, len));
 	char line[B64_LINE + 1];
 	int col = 0;
 	for (bst_ulong i = 0; i < len; i += 3) {
@@ -375,6 +672,14 @@ static void *xgb_load(pn_mreader *r, size_t p)
 	pn_mread_nums(r, "bytes", &bytes, 1);
 	if (!(bytes >= 1 && bytes <= 1e12) || bytes != floor(bytes))
 		pn_mread_die(r, "xgb: bytes must be a positive integer");
+	n = pn_mread_line(r, tok, 4);
+	if (n >= 1 && strcmp(tok[0], "b64") == 0)
+		pn_mread_die(r, "xgb: no checksum (a model from an older pn): "
+			     "refit it with pn-fit");
+	if (n != 2 || strcmp(tok[0], "crc32") != 0 || strlen(tok[1]) != 8 ||
+	    strspn(tok[1], "0123456789abcdef") != 8)
+		pn_mread_die(r, "xgb: want 'crc32' and 8 hex digits");
+	unsigned long crc = strtoul(tok[1], NULL, 16);
 	/* grown as lines arrive: a corrupt count must not allocate */
 	size_t len = (size_t)bytes, got = 0, cap = 0;
 	unsigned char *buf = NULL;
@@ -416,10 +721,25 @@ static void *xgb_load(pn_mreader *r, size_t p)
 			got += need;
 		}
 	}
+	char err[256];
+	unsigned long have = crc_of(buf, len);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	if (have != crc) {
+		free(buf);
+		pn_mread_die(r, "xgb: checksum mismatch: the body's crc32 is "
+			     "%08lx, the model says %08lx", have, crc);
+	}
+#endif
 	n = pn_mread_line(r, tok, 4);
-	if (n != 0)
+	if (n != 0) {
+		free(buf);
 		pn_mread_die(r, "xgb: '%s' after %zu bytes, want 'end'", tok[0],
 			     len);
+	}
+	if (check_booster(buf, len, p, err) < 0) {
+		free(buf);
+		pn_mread_die(r, "%s", err);
+	}
 	xgb *m = pn_xcalloc(1, sizeof *m);
 	m->p = p;
 	bst_ulong nf = 0;

@@ -668,13 +668,24 @@ void pn_tree_load(pn_mreader *r, size_t p, pn_tree *t)
 	if (v != floor(v) || v < 1 || v > INT32_MAX - 1)
 		pn_mread_die(r, "bad node count");
 	int32_t n = (int32_t)v;
+	/* grown as lines arrive: a count the file does not hold dies at its
+	 * end, not in the allocator */
+	size_t cap = 0;
 	t->n = n;
-	t->node = pn_xmalloc((size_t)n * sizeof *t->node);
-	t->leaf = pn_xcalloc((size_t)n, sizeof *t->leaf);
+	t->node = NULL;
+	t->leaf = NULL;
 	for (int32_t i = 0; i < n; i++) {
+		if ((size_t)i == cap) {
+			cap = cap ? 2 * cap : 256;
+			if (cap > (size_t)n)
+				cap = (size_t)n;
+			t->node = pn_xrealloc(t->node, cap * sizeof *t->node);
+			t->leaf = pn_xrealloc(t->leaf, cap * sizeof *t->leaf);
+		}
 		char *tok[5];
 		int k = pn_mread_line(r, tok, 5);
 		pn_tnode *nd = &t->node[i];
+		t->leaf[i] = 0;
 		if (k == 2 && strcmp(tok[0], "leaf") == 0) {
 			nd->v = INFINITY;
 			nd->feat = 0;
@@ -697,4 +708,21 @@ void pn_tree_load(pn_mreader *r, size_t p, pn_tree *t)
 				     (long)i + 1, (long)n);
 		}
 	}
+}
+
+pn_tree *pn_trees_load(pn_mreader *r, size_t p, size_t nt)
+{
+	/* grown as trees arrive, like their nodes */
+	pn_tree *t = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < nt; i++) {
+		if (i == cap) {
+			cap = cap ? 2 * cap : 64;
+			if (cap > nt)
+				cap = nt;
+			t = pn_xrealloc(t, cap * sizeof *t);
+		}
+		pn_tree_load(r, p, &t[i]);
+	}
+	return t ? t : pn_xcalloc(1, sizeof *t);
 }

@@ -126,8 +126,13 @@ void pn_forest_free(pn_forest *f);
 
 /* Text form: "tree N", then N lines "split FEAT THRESHOLD LEFT" or
  * "leaf VALUE".  pn_tree_load checks every index and number (feat < p,
- * node < LEFT < N - 1) and dies through pn_mread_die. */
+ * node < LEFT < N - 1) and dies through pn_mread_die.  A count is never
+ * trusted: memory grows with the lines actually read, so a count larger
+ * than the file holds dies "corrupt model" where the file runs out of
+ * nodes (or trees), never in the allocator. */
 void pn_tree_save(const pn_tree *t, FILE *f);
 void pn_tree_load(pn_mreader *r, size_t p, pn_tree *t);
+/* nt trees, one after another; an array of nt (at least one element). */
+pn_tree *pn_trees_load(pn_mreader *r, size_t p, size_t nt);
 
 #endif
