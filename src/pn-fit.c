@@ -216,12 +216,8 @@ static void group_free(group *g)
 	memset(g, 0, sizeof *g);
 }
 
-static void run_free(run *r)
+static void logo_free(run *r)
 {
-	group_free(&r->g);
-	pn_model_free(r->fitting);
-	free(r->scaled[0]);
-	free(r->scaled[1]);
 	pn_strset_free(&r->lo.dev);
 	free(r->lo.x);
 	free(r->lo.y);
@@ -230,6 +226,15 @@ static void run_free(run *r)
 	free(r->lo.xs);
 	free(r->lo.pred);
 	memset(&r->lo, 0, sizeof r->lo);
+}
+
+static void run_free(run *r)
+{
+	group_free(&r->g);
+	pn_model_free(r->fitting);
+	free(r->scaled[0]);
+	free(r->scaled[1]);
+	logo_free(r);
 	for (int i = 0; r->models && i < r->layers.n; i++)
 		pn_model_free(r->models[i]);
 	free(r->models);
@@ -485,13 +490,7 @@ static int leave_devices_out(run *r)
 					    dev);
 		pn_model_add_logo(g->best, dev, nout, mean, sd);
 	}
-	pn_strset_free(&r->lo.dev);
-	free(r->lo.x);
-	free(r->lo.y);
-	free(r->lo.pred);
-	free(r->lo.vx);
-	free(r->lo.vy);
-	memset(&r->lo, 0, sizeof r->lo);
+	logo_free(r);
 	return 0;
 }
 
