@@ -314,24 +314,23 @@ static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
 #define BATCH 4096
 
 /* The columns written into each row: the prediction, and with --interval
- * its bounds, in the order they stand in the output (value[j]: 0 the
- * prediction, 1 the lower, 2 the upper bound). */
+ * its bounds (columns 0, 1 and 2 of the pn_tsv_out). */
 typedef struct {
 	int n;
-	int value[3];
 	double level;           /* --interval: the probability */
 } inserts;
 
-/* Rows read and not yet written: their text around the inserted columns,
- * line, measured value and by key. */
+/* Rows read and not yet written: their fields (offsets into text), line,
+ * measured value and by key. */
 typedef struct {
+	int nc;
 	char *text;
 	size_t len, cap;
-	size_t *pre, *at, *end, *key;      /* offsets into text; at: 3 a row,
-					      where inserts go */
+	size_t *off, *flen;     /* nc a row */
+	size_t *key;
 	long *line;
 	double *meas;
-	signed char *use;                  /* 1: measured value to tally */
+	signed char *use;       /* 1: measured value to tally */
 	size_t n;
 } batch;
 
@@ -345,11 +344,35 @@ static void batch_put(batch *b, const char *s, size_t n)
 	b->len += n;
 }
 
+static void batch_init(batch *b, int nc)
+{
+	memset(b, 0, sizeof *b);
+	b->nc = nc;
+	b->off = pn_xmalloc(BATCH * (size_t)nc * sizeof *b->off);
+	b->flen = pn_xmalloc(BATCH * (size_t)nc * sizeof *b->flen);
+	b->key = pn_xmalloc(BATCH * sizeof *b->key);
+	b->line = pn_xmalloc(BATCH * sizeof *b->line);
+	b->meas = pn_xmalloc(BATCH * sizeof *b->meas);
+	b->use = pn_xmalloc(BATCH);
+}
+
+static void batch_free(batch *b)
+{
+	free(b->text);
+	free(b->off);
+	free(b->flen);
+	free(b->key);
+	free(b->line);
+	free(b->meas);
+	free(b->use);
+}
+
 /* Write the rows of b with their predictions (and intervals), and tally
- * them. */
+ * them; fields: room for a row's fields. */
 static void batch_flush(batch *b, pn_predictor *pr, double *pred,
-			const pn_model **which, const inserts *ins, FILE *out,
-			tally *t, const char *path)
+			const pn_model **which, const inserts *ins,
+			pn_tsv_out *o, FILE *out, tally *t, const char *path,
+			const char **fields)
 {
 	pn_predictor_flush_models(pr, pred, which);
 	for (size_t r = 0; r < b->n; r++) {
@@ -366,17 +389,15 @@ static void batch_flush(batch *b, pn_predictor *pr, double *pred,
 			v[1] = pred[r] / k;
 			v[2] = pred[r] * k;
 		}
-		const size_t *at = b->at + 3 * r;
-		size_t from = b->pre[r];
-		for (int j = 0; j < ins->n; j++) {
+		/* a bound may be 0 or inf: a model whose record is wide */
+		for (int k = 0; k < ins->n; k++) {
 			char num[40];
-			int nn = pn_fmt_num(num, v[ins->value[j]]);
-			fwrite(b->text + from, 1, at[j] - from, out);
-			fwrite(num, 1, (size_t)nn, out);
-			from = at[j];
+			pn_fmt_num(num, v[k]);
+			pn_tsv_out_str(o, k, num);
 		}
-		fwrite(b->text + from, 1, b->end[r] - from, out);
-		putc('\n', out);
+		for (int c = 0; c < b->nc; c++)
+			fields[c] = b->text + b->off[r * (size_t)b->nc + (size_t)c];
+		pn_tsv_out_fields(o, out, fields, b->flen + r * (size_t)b->nc);
 		if (b->use[r])
 			tally_add(t, t->by ? b->text + b->key[r] : NULL,
 				  b->meas[r], pred[r], ins->n > 1 ? v + 1
@@ -422,46 +443,14 @@ static int run_model(const char *model, const char *path, const char *output,
 		iname[1] = bound_name(predicted, "_lo");
 		iname[2] = bound_name(predicted, "_hi");
 	}
-	int icol[3], slot_of[3] = {-1, -1, -1};  /* slot_of: by value */
-	for (int k = 0; k < ins.n; k++)
-		icol[k] = pn_tsv_find(in, iname[k]);
-	int *ins_at = pn_xmalloc(((size_t)nc + 1) * sizeof *ins_at);
-	for (int c = 0; c < nc; c++) {
-		ins_at[c] = -1;
-		for (int k = 0; k < ins.n; k++)
-			if (icol[k] == c)
-				ins_at[c] = k;
-	}
-	int nslot = 0;
-	for (int c = 0; c < nc; c++)
-		if (ins_at[c] >= 0)
-			slot_of[ins_at[c]] = nslot++;
-	for (int k = 0; k < ins.n; k++)
-		if (icol[k] < 0)
-			slot_of[k] = nslot++;
-	for (int k = 0; k < ins.n; k++)
-		ins.value[slot_of[k]] = k;
+	pn_tsv_out *o = pn_tsv_out_new(in, (const char *const *)iname, ins.n);
 
 	FILE *out = pn_output_open(output);
 	FILE *mout = cm >= 0 && metrics ? pn_output_open(metrics) : NULL;
-	for (int c = 0; c < nc; c++)
-		fprintf(out, "%s%s", c ? "\t" : "",
-			ins_at[c] >= 0 ? iname[ins_at[c]] : names[c]);
-	for (int k = 0, first = nc == 0; k < ins.n; k++)
-		if (icol[k] < 0) {
-			fprintf(out, "%s%s", first ? "" : "\t", iname[k]);
-			first = 0;
-		}
-	putc('\n', out);
+	pn_tsv_out_header(o, out);
 
-	batch b = {0};
-	b.pre = pn_xmalloc(BATCH * sizeof *b.pre);
-	b.at = pn_xmalloc(3 * BATCH * sizeof *b.at);
-	b.end = pn_xmalloc(BATCH * sizeof *b.end);
-	b.key = pn_xmalloc(BATCH * sizeof *b.key);
-	b.line = pn_xmalloc(BATCH * sizeof *b.line);
-	b.meas = pn_xmalloc(BATCH * sizeof *b.meas);
-	b.use = pn_xmalloc(BATCH);
+	batch b;
+	batch_init(&b, nc);
 	double *pred = pn_xmalloc(BATCH * sizeof *pred);
 	const pn_model **which = pn_xmalloc(BATCH * sizeof *which);
 	const char **fields = pn_xmalloc((size_t)nc * sizeof *fields);
@@ -492,24 +481,11 @@ static int run_model(const char *model, const char *path, const char *output,
 				b.use[r] = 1;
 			}
 		}
-		b.pre[r] = b.len;
-		size_t *at = b.at + 3 * r;
-		int j = 0;
 		for (int c = 0; c < nc; c++) {
-			if (c)
-				batch_put(&b, "\t", 1);
-			if (ins_at[c] >= 0)
-				at[j++] = b.len;   /* an inserted value here */
-			else
-				batch_put(&b, fields[c], lens[c]);
+			b.off[r * (size_t)nc + (size_t)c] = b.len;
+			b.flen[r * (size_t)nc + (size_t)c] = lens[c];
+			batch_put(&b, fields[c], lens[c]);
 		}
-		for (int k = 0; k < ins.n; k++)
-			if (icol[k] < 0) {
-				if (nc || j)
-					batch_put(&b, "\t", 1);
-				at[j++] = b.len;
-			}
-		b.end[r] = b.len;
 		if (t->by) {
 			const char *k = row_key(in, t->bycol, t->nby, &key,
 						&keycap);
@@ -517,10 +493,11 @@ static int run_model(const char *model, const char *path, const char *output,
 			batch_put(&b, k, strlen(k) + 1);
 		}
 		if (b.n == BATCH)
-			batch_flush(&b, pr, pred, which, &ins, out, t,
-				    pn_tsv_path(in));
+			batch_flush(&b, pr, pred, which, &ins, o, out, t,
+				    pn_tsv_path(in), fields);
 	}
-	batch_flush(&b, pr, pred, which, &ins, out, t, pn_tsv_path(in));
+	batch_flush(&b, pr, pred, which, &ins, o, out, t, pn_tsv_path(in),
+		    fields);
 	if (t->rows == 0)
 		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
 	if (cm >= 0 && t->skipped == t->rows)
@@ -548,17 +525,10 @@ static int run_model(const char *model, const char *path, const char *output,
 	free(lens);
 	free(pred);
 	free(which);
-	free(ins_at);
 	for (int k = 0; k < 3; k++)
 		free(iname[k]);
-	free(b.text);
-	free(b.pre);
-	free(b.at);
-	free(b.end);
-	free(b.key);
-	free(b.line);
-	free(b.meas);
-	free(b.use);
+	pn_tsv_out_free(o);
+	batch_free(&b);
 	free(names);
 	pn_predictor_free(pr);
 	pn_modelset_free(ms);

@@ -51,3 +51,123 @@ void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
 	f[PN_F_GPU_FP32_GFLOPS] = g->fp32_gflops;
 	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
 }
+
+/* ---- feature sets ------------------------------------------------------- */
+
+#include <string.h>
+
+static const int f_co[] = {PN_F_CO};
+static const int f_cm[] = {PN_F_CM_WEIGHTS, PN_F_CM_IN, PN_F_CM_OUT,
+			   PN_F_CM_TOTAL};
+static const int f_ct[] = {PN_F_CT_MS};
+static const int f_phys[] = {
+	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_COMPUTE_MS, PN_F_MEMORY_MS,
+	PN_F_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES, PN_F_WAVE_EFF
+};
+#define OWN(a) (int)(sizeof a / sizeof a[0]), a
+
+const pn_feature_set pn_feature_sets[] = {
+	{"baseline", -1, 1, 0, NULL, NULL},
+	{"co", 0, 0, OWN(f_co), NULL},
+	{"cocm", 1, 0, OWN(f_cm), NULL},
+	{"cocmct", 2, 0, OWN(f_ct), NULL},
+	{"phys", 3, 0, OWN(f_phys), NULL},
+	{"rel", -1, 0, OWN(f_phys), "and no spec-sheet column: the device "
+	 "enters only through its roofline and waves (meant for --relative, "
+	 "on unseen GPUs)"},
+	{NULL, 0, 0, 0, NULL, NULL}
+};
+
+const char *const pn_feature_config[] = {
+	"op", "optimizer", "activation", "precision", "pass", NULL
+};
+
+const pn_feature_set *pn_feature_set_find(const char *name)
+{
+	for (const pn_feature_set *s = pn_feature_sets; s->name; s++)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+void pn_feature_set_each(const pn_feature_set *s,
+			 void (*add)(void *arg, int k), void *arg)
+{
+	if (s->base >= 0)
+		pn_feature_set_each(&pn_feature_sets[s->base], add, arg);
+	else if (s->spec)
+		for (int k = PN_F_GPU_SMS; k <= PN_F_GPU_FP32_GFLOPS; k++)
+			add(arg, k);
+	for (int i = 0; i < s->nown; i++)
+		add(arg, s->own[i]);
+}
+
+/* Text written word by word, wrapped at 79 columns. */
+typedef struct {
+	FILE *f;
+	int col;
+} wrap;
+
+static void wrap_words(wrap *w, const char *s)
+{
+	while (*s) {
+		int n = (int)strcspn(s, " ");
+		if (w->col && w->col + 1 + n > 79) {
+			fputc('\n', w->f);
+			w->col = 0;
+		} else if (w->col) {
+			fputc(' ', w->f);
+			w->col++;
+		}
+		fwrite(s, 1, (size_t)n, w->f);
+		w->col += n;
+		s += n;
+		s += strspn(s, " ");
+	}
+}
+
+static void help_column(void *arg, int k)
+{
+	wrap_words(arg, pn_feature_names[k]);
+}
+
+void pn_feature_sets_help(FILE *f)
+{
+	wrap w = {f, 0};
+	char buf[256];
+	wrap_words(&w, "Feature sets:");
+	for (const pn_feature_set *s = pn_feature_sets; s->name; s++) {
+		if (s > pn_feature_sets) {
+			fputc(';', f);
+			w.col++;
+		}
+		snprintf(buf, sizeof buf, "%s = %s%s", s->name,
+			 s->base >= 0 ? pn_feature_sets[s->base].name :
+			 "the layer's dimension columns, the categorical "
+			 "configuration columns present",
+			 s->base >= 0 ? " +" : "");
+		wrap_words(&w, buf);
+		if (s->base < 0) {
+			for (int i = 0; pn_feature_config[i]; i++) {
+				snprintf(buf, sizeof buf, "%s%s%s",
+					 i ? "" : "(", pn_feature_config[i],
+					 pn_feature_config[i + 1] ? "" : ")");
+				wrap_words(&w, buf);
+			}
+			if (s->spec) {
+				static const pn_feature_set sheet = {
+					"", -1, 1, 0, NULL, NULL
+				};
+				wrap_words(&w, "and");
+				pn_feature_set_each(&sheet, help_column, &w);
+			}
+			if (s->nown)
+				wrap_words(&w, "+");
+		}
+		for (int i = 0; i < s->nown; i++)
+			help_column(&w, s->own[i]);
+		if (s->about)
+			wrap_words(&w, s->about);
+	}
+	fputs(".\n", f);
+}

@@ -40,4 +40,42 @@ double pn_peak_gflops(const pn_gpu *g, int bytes);
 void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
 		 double *f);
 
+
+/* ---- feature sets -------------------------------------------------------
+ *
+ * The named sets of model inputs that pn-fit(1) --features takes (its --help
+ * text is written from this table).  A set's columns, in order: the
+ * dimension columns of every layer type among the rows (layer.h) and the
+ * categorical configuration columns of pn_feature_config that hold a value;
+ * then the feature columns of the set it extends (base), or, with no base
+ * and spec set, the spec-sheet columns gpu_sms ... gpu_fp32_gflops; then its
+ * own feature columns.
+ */
+#include <stdio.h>
+
+typedef struct {
+	const char *name;
+	int base;               /* index of the set it extends, or -1 */
+	int spec;               /* no base: the spec-sheet columns */
+	int nown;
+	const int *own;         /* PN_F_* columns added, nown of them */
+	const char *about;      /* for --help: what the set is for, or NULL */
+} pn_feature_set;
+
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel. */
+extern const pn_feature_set pn_feature_sets[];
+/* The configuration columns that are always categorical, NULL last: op
+ * optimizer activation precision pass. */
+extern const char *const pn_feature_config[];
+
+/* The set named name, or NULL. */
+const pn_feature_set *pn_feature_set_find(const char *name);
+/* Call add(arg, k) for each feature column k (a PN_F_* index) of set s
+ * after the dimension and configuration columns, in order. */
+void pn_feature_set_each(const pn_feature_set *s,
+			 void (*add)(void *arg, int k), void *arg);
+/* Describe every set on f, wrapped to 79 columns: "Feature sets: baseline
+ * = ...; co = baseline + co; ...". */
+void pn_feature_sets_help(FILE *f);
+
 #endif

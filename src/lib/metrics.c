@@ -77,3 +77,13 @@ void pn_metrics_result(pn_metrics *m, pn_metrics_res *r)
 				     m->ape[n / 2]) / 2);
 	r->r2 = n < 2 || m->sst == 0 ? NAN : (double)(1 - m->sse / m->sst);
 }
+
+double pn_rmse(const double *a, const double *b, size_t n)
+{
+	long double s = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e = a[i] - b[i];
+		s += (long double)e * e;
+	}
+	return sqrt((double)(s / (long double)n));
+}

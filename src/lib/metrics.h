@@ -83,4 +83,9 @@ void pn_metrics_cover(pn_metrics *m, double meas, double lo, double hi);
  * may be added and the results asked for again. */
 void pn_metrics_result(pn_metrics *m, pn_metrics_res *r);
 
+/* The root mean squared difference of a[0..n) and b[0..n) (n > 0), summed
+ * in long double: rmse above, for two whole arrays at once (pn-fit's
+ * validation score). */
+double pn_rmse(const double *a, const double *b, size_t n);
+
 #endif

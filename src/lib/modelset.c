@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "design.h"
 #include "err.h"
 #include "modelset.h"
 #include "tsv.h"
@@ -607,18 +608,13 @@ int pn_predictor_push(pn_predictor *p, const char *layer,
 		const char *v = fields[c];
 		size_t n = lens ? lens[c] : strlen(v);
 		const pn_feature *f = &m->feat[j];
-		if (f->cat) {
-			double ind = n == s->catlen[j] &&
-				     memcmp(v, s->catval[j], n) == 0;
-			x[j] = (ind - f->mean) / f->sd;
-			continue;
-		}
 		double d;
-		if (field_num(f->name, v, n, &d, p->err, sizeof p->err) < 0)
+		if (f->cat)
+			d = n == s->catlen[j] && memcmp(v, s->catval[j], n) == 0;
+		else if (field_num(f->name, v, n, &d, p->err,
+				   sizeof p->err) < 0)
 			return -2;
-		if (f->log)
-			d = log(d > f->floor ? d : f->floor);
-		x[j] = (d - f->mean) / f->sd;
+		x[j] = pn_feature_input(f, d);
 	}
 	if (p->nrows == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 256;
@@ -651,12 +647,9 @@ void pn_predictor_flush_models(pn_predictor *p, double *out,
 		s->y = pn_xrealloc(s->y, s->cap * sizeof *s->y);
 		s->m->family->predict(s->m->state, s->x, s->cnt, s->m->p,
 				      s->y);
-		if (s->m->base)
-			for (size_t j = 0; j < s->cnt; j++)
-				s->y[j] = s->base[j] * exp(s->y[j]);
-		else if (s->m->log)
-			for (size_t j = 0; j < s->cnt; j++)
-				s->y[j] = exp(s->y[j]);
+		for (size_t j = 0; j < s->cnt; j++)
+			s->y[j] = pn_target_value(s->m, s->y[j],
+						  s->base ? s->base[j] : 1);
 	}
 	for (size_t r = 0; r < p->nrows; r++) {
 		out[r] = p->s[p->row_model[r]].y[p->row_at[r]];

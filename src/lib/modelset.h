@@ -25,69 +25,12 @@
 
 #include "model.h"
 
-/* One input of a model: a numeric column, or the 0/1 indicator of a
- * categorical column having one value ("col=value").  The family sees
- * (x - mean) / sd. */
-typedef struct {
-	char *name;         /* column name, or "col=value" when cat */
-	int cat;
-	int log;            /* numeric, taken as ln(max(x, floor)) */
-	double floor;       /* log: > 0 */
-	double mean, sd;    /* sd > 0 */
-} pn_feature;
-
-/* How the model's family, refitted without one training device, missed that
- * device's rows (pn-fit --logo): the mean (bias) and standard deviation of
- * ln(predicted / measured) over its n rows. */
-typedef struct {
-	char *device;
-	size_t n;
-	double bias, sd;    /* finite; sd >= 0 */
-} pn_logo;
-
-typedef struct {
-	const pn_family *family;
-	char *layer;        /* a layer value, or "*" for any */
-	char *target;       /* the column the model predicts */
-	int log;            /* transform: 1 log (fit on ln y), 0 none */
-	char *base;         /* transform logratio: fit on ln(y / base), the
-			       base a column of the row (log is 1 too) */
-	size_t p;
-	pn_feature *feat;   /* p of them */
-	int nparam;
-	char **pname, **pvalue;   /* hyper-parameters, as given */
-	int ninfo;
-	char **info;        /* "key value...", provenance */
-	int nlogo;
-	pn_logo *logo;      /* leave-one-device-out errors, nlogo of them */
-	void *state;        /* the family's fitted state */
-} pn_model;
+/* (pn_model and its writer are declared in model.h.) */
 
 typedef struct {
 	int n;
 	pn_model **m;
 } pn_modelset;
-
-/* Write one whole model, "pn-model 1" to "end".  Feature, layer and target
- * names and parameter names and values must be non-empty with no
- * whitespace (BUG otherwise: pn-fit checks them first). */
-void pn_model_write(FILE *f, const pn_model *m);
-/* Record a hyper-parameter or an info line ("key value..."). */
-void pn_model_add_param(pn_model *m, const char *name, const char *value);
-void pn_model_add_info(pn_model *m, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Record the leave-one-device-out error on one device (pn_logo). */
-void pn_model_add_logo(pn_model *m, const char *device, size_t n,
-		       double bias, double sd);
-/* The spread, in ln(predicted / measured), of the model's error on a GPU
- * that was not in its training rows, from its leave-one-device-out
- * records: with whole = 0, of one row's prediction, sqrt(mean over devices
- * of bias^2 + sd^2); with whole = 1, of a sum over many rows of one GPU,
- * where the rows' own scatter averages out and the device's bias stays,
- * sqrt(mean of bias^2).  NAN when the model has no such record. */
-double pn_model_spread(const pn_model *m, int whole);
-/* Free m, its family state included (m may be NULL). */
-void pn_model_free(pn_model *m);
 
 /* Read every model of path ("-": standard input).  Dies as above, and with
  * "FILE: no model" on an empty file; a missing file dies "FILE: <reason>". */

@@ -101,6 +101,11 @@ void pn_tsv_out_header(pn_tsv_out *o, FILE *f);
 void pn_tsv_out_num(pn_tsv_out *o, int k, double v);      /* k: index in names */
 void pn_tsv_out_str(pn_tsv_out *o, int k, const char *s);
 void pn_tsv_out_row(pn_tsv_out *o, FILE *f);           /* line with newline */
+/* pn_tsv_out_row for a row kept from before, its fields (lens: their
+ * lengths) in the input's column order (pn-eval writes a batch of rows once
+ * they are predicted). */
+void pn_tsv_out_fields(pn_tsv_out *o, FILE *f, const char *const *fields,
+		       const size_t *lens);
 
 /* ---- output files ----------------------------------------------------- */
 

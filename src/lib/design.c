@@ -1,0 +1,399 @@
+/* design.c - a model's input transform (see design.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "design.h"
+#include "err.h"
+#include "layer.h"
+#include "tsv.h"
+
+static void add_col(pn_design *d, const char *name, int cat, int fixed)
+{
+	for (int i = 0; i < d->n; i++)
+		if (strcmp(d->c[i].name, name) == 0)
+			return;
+	d->c = pn_xrealloc(d->c, (size_t)(d->n + 1) * sizeof *d->c);
+	pn_dcol *c = &d->c[d->n++];
+	memset(c, 0, sizeof *c);
+	c->name = pn_xstrdup(name);
+	c->cat = cat;
+	c->fixed = fixed;
+}
+
+void pn_design_free(pn_design *d)
+{
+	for (int i = 0; i < d->n; i++) {
+		free(d->c[i].name);
+		pn_strset_free(&d->c[i].val);
+	}
+	free(d->c);
+	memset(d, 0, sizeof *d);
+}
+
+static int is_config(const char *name)
+{
+	for (int i = 0; pn_feature_config[i]; i++)
+		if (strcmp(pn_feature_config[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Column name of t, or -1 with "missing column"; a feature column of
+ * rows that have none says where they come from. */
+static int need_col(const pn_table *t, const char *name, pn_fault *f)
+{
+	int c = pn_table_col(t, name, f);
+	if (c >= 0)
+		return c;
+	int feature = 0;
+	for (int k = 0; k < PN_F_N; k++) {
+		if (pn_table_find(t, pn_feature_names[k]) >= 0)
+			return -1;
+		feature |= strcmp(pn_feature_names[k], name) == 0;
+	}
+	if (feature)
+		pn_fault_set(f, PN_EXIT_DATA, t->path, 1, "missing column "
+			     "'%s': the rows were never featurized (run "
+			     "pn-featurize on them first)", name);
+	return -1;
+}
+
+/* Every value of column c in rows is NA or empty. */
+static int all_na(const pn_table *t, const size_t *rows, size_t n, int c)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!pn_cell_na(t, rows[i], c))
+			return 0;
+	return 1;
+}
+
+static void add_feature(void *d, int k)
+{
+	add_col(d, pn_feature_names[k], 0, 1);
+}
+
+int pn_design_set(pn_design *d, const pn_table *t, const size_t *rows,
+		  size_t n, const pn_feature_set *s, pn_fault *f)
+{
+	int lcol = pn_table_col(t, "layer", f);
+	if (lcol < 0)
+		return -1;
+	/* dimension columns of every layer type present, in type order */
+	int seen[PN_NLAYERS] = {0};
+	for (size_t i = 0; i < n; i++) {
+		const char *l = pn_cell(t, rows[i], lcol);
+		int ty = pn_layer_type_of(l);
+		if (ty < 0)
+			return pn_fault_set(f, PN_EXIT_DATA, t->path,
+					    t->line[rows[i]], "unknown layer "
+					    "type '%.40s' (feature set '%s' "
+					    "needs its dimension columns; name "
+					    "the features with --features)", l,
+					    s->name);
+		seen[ty] = 1;
+	}
+	for (int ty = 0; ty < PN_NLAYERS; ty++)
+		if (seen[ty])
+			for (const char *const *c = pn_layer_dims(ty); *c;
+			     c++) {
+				if (pn_table_col(t, *c, f) < 0)
+					return -1;
+				add_col(d, *c, is_config(*c), 1);
+			}
+	for (int i = 0; pn_feature_config[i]; i++) {
+		int c = pn_table_find(t, pn_feature_config[i]);
+		if (c >= 0 && !all_na(t, rows, n, c))
+			add_col(d, pn_feature_config[i], 1, 1);
+	}
+	pn_feature_set_each(s, add_feature, d);
+	for (int i = 0; i < d->n; i++)
+		if (need_col(t, d->c[i].name, f) < 0)
+			return -1;
+	return 0;
+}
+
+int pn_design_list(pn_design *d, const pn_table *t, const char *list,
+		   pn_fault *f)
+{
+	char *copy = pn_xstrdup(list), *save = NULL;
+	int rc = 0;
+	for (char *c = strtok_r(copy, ",", &save); c && !rc;
+	     c = strtok_r(NULL, ",", &save)) {
+		for (int i = 0; i < d->n && !rc; i++)
+			if (strcmp(d->c[i].name, c) == 0)
+				rc = pn_fault_set(f, PN_EXIT_USAGE, NULL, 0,
+						  "column '%s' named twice in "
+						  "--features", c);
+		if (!rc && need_col(t, c, f) < 0)
+			rc = -1;
+		if (!rc)
+			add_col(d, c, 0, 0);
+	}
+	free(copy);
+	return rc;
+}
+
+/* Whether column c of a list is categorical: its values (NA aside) are
+ * all numbers (0) or all something else (1); -1 when they mix. */
+static int kind_of(const pn_table *t, const size_t *rows, size_t n, int c,
+		   pn_fault *f)
+{
+	size_t first = 0;
+	int kind = -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t r = rows[i];
+		double v;
+		if (pn_cell_na(t, r, c))
+			continue;
+		int cat = pn_parse_num(pn_cell(t, r, c), pn_cell_len(t, r, c),
+				       &v) < 0;
+		if (kind < 0) {
+			kind = cat;
+			first = r;
+		} else if (cat != kind) {
+			return pn_fault_set(f, PN_EXIT_DATA, t->path,
+					    t->line[r], "column '%s': '%.40s' "
+					    "is %sa number, but '%.40s' on "
+					    "line %ld is %s (a column is either "
+					    "numeric or categorical)",
+					    t->names[c], pn_cell(t, r, c),
+					    cat ? "not " : "",
+					    pn_cell(t, first, c),
+					    t->line[first], cat ? "one" :
+					    "not");
+		}
+	}
+	return kind > 0;
+}
+
+/* Collect the categories of categorical column k. */
+static int categories(pn_dcol *dc, const pn_table *t, const size_t *rows,
+		      size_t n, int c, pn_fault *f)
+{
+	if (strchr(dc->name, '=') || strpbrk(dc->name, " \t"))
+		return pn_fault_set(f, PN_EXIT_DATA, t->path, 1, "categorical "
+				    "column '%s': a name with '=' or white "
+				    "space cannot name a feature", dc->name);
+	for (size_t i = 0; i < n; i++) {
+		size_t r = rows[i];
+		if (pn_cell_na(t, r, c))
+			continue;
+		if (strpbrk(pn_cell(t, r, c), " \t"))
+			return pn_fault_set(f, PN_EXIT_DATA, t->path,
+					    t->line[r], "column '%s': value "
+					    "'%.40s' has white space and cannot "
+					    "name a feature", dc->name,
+					    pn_cell(t, r, c));
+		pn_strset_add(&dc->val, pn_cell(t, r, c));
+	}
+	pn_strset_sort(&dc->val);
+	return 0;
+}
+
+int pn_design_classify(pn_design *d, const pn_table *t, const size_t *rows,
+		       size_t n, pn_fault *f)
+{
+	d->p = 0;
+	for (int k = 0; k < d->n; k++) {
+		pn_dcol *dc = &d->c[k];
+		int c = pn_table_col(t, dc->name, f);
+		if (c < 0)
+			return -1;
+		if (!dc->fixed && (dc->cat = kind_of(t, rows, n, c, f)) < 0)
+			return -1;
+		if (dc->cat && categories(dc, t, rows, n, c, f) < 0)
+			return -1;
+		d->p += dc->cat ? (size_t)dc->val.n : 1;
+	}
+	return 0;
+}
+
+int pn_design_encode(const pn_design *d, const pn_table *t,
+		     const size_t *rows, size_t n, double *x, pn_fault *f)
+{
+	int *col = pn_xmalloc((size_t)d->n * sizeof *col);
+	int rc = 0;
+	for (int k = 0; k < d->n && !rc; k++)
+		if ((col[k] = pn_table_col(t, d->c[k].name, f)) < 0)
+			rc = -1;
+	for (size_t i = 0; i < n && !rc; i++) {
+		size_t r = rows[i], j = 0;
+		double *xr = x + i * d->p;
+		for (int k = 0; k < d->n && !rc; k++) {
+			const pn_dcol *dc = &d->c[k];
+			if (!dc->cat) {
+				rc = pn_cell_num(t, r, col[k], &xr[j++], f);
+				continue;
+			}
+			const char *v = pn_cell(t, r, col[k]);
+			for (int q = 0; q < dc->val.n; q++)
+				xr[j++] = strcmp(v, dc->val.s[q]) == 0;
+		}
+	}
+	free(col);
+	return rc;
+}
+
+/* ---- the target --------------------------------------------------------- */
+
+/* The NA target of row r: a failed row (status other than "ok") or a
+ * plain NA. */
+static int target_na(const pn_table *t, size_t r, int col, pn_fault *f)
+{
+	int sc = pn_table_find(t, "status");
+	const char *na = pn_cell_len(t, r, col) ? "NA" : "empty";
+	if (sc >= 0 && strcmp(pn_cell(t, r, sc), "ok") != 0)
+		return pn_fault_set(f, PN_EXIT_DATA, t->path, t->line[r],
+				    "column '%s': value is %s (the row's "
+				    "status is '%.40s'; --skip-failed skips "
+				    "failed rows)", t->names[col], na,
+				    pn_cell(t, r, sc));
+	return pn_fault_set(f, PN_EXIT_DATA, t->path, t->line[r],
+			    "column '%s': value is %s", t->names[col], na);
+}
+
+int pn_design_target(const pn_table *t, const size_t *rows, size_t n,
+		     int col, int log_target, int base, double *y, pn_fault *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t r = rows[i];
+		double v;
+		if (pn_cell_na(t, r, col))
+			return target_na(t, r, col, f);
+		if (pn_cell_num(t, r, col, &v, f) < 0)
+			return -1;
+		if (log_target || base >= 0) {
+			if (!(v > 0))
+				return pn_fault_set(f, PN_EXIT_DATA, t->path,
+						    t->line[r], "column '%s': "
+						    "'%s' is not positive (%s)",
+						    t->names[col],
+						    pn_cell(t, r, col),
+						    base >= 0 ? "--relative" :
+						    "--log-target");
+			v = log(v);
+		} else if (!(v > 0) || v > PN_TARGET_MAX) {
+			return pn_fault_set(f, PN_EXIT_DATA, t->path,
+					    t->line[r], "column '%s': '%.40s' "
+					    "is %s", t->names[col],
+					    pn_cell(t, r, col), v > 0 ?
+					    "above 1e30, the largest target "
+					    "the families fit (fit its log: "
+					    "--log-target)" : "not positive "
+					    "(a target is a time)");
+		}
+		if (base >= 0) {
+			double b;
+			if (pn_cell_num(t, r, base, &b, f) < 0)
+				return -1;
+			if (!(b > 0))
+				return pn_fault_set(f, PN_EXIT_DATA, t->path,
+						    t->line[r], "column '%s': "
+						    "'%s' is not positive (the "
+						    "base of --relative)",
+						    t->names[base],
+						    pn_cell(t, r, base));
+			v -= log(b);
+		}
+		y[i] = v;
+	}
+	return 0;
+}
+
+/* ---- log floors and scaling ---------------------------------------------- */
+
+void pn_design_log_floors(const pn_design *d, const double *x, size_t n,
+			  double *floor)
+{
+	size_t p = d->p, j = 0;
+	for (int k = 0; k < d->n; k++) {
+		const pn_dcol *dc = &d->c[k];
+		for (int q = 0; q < (dc->cat ? dc->val.n : 1); q++, j++) {
+			double lo = INFINITY, pos = INFINITY;
+			for (size_t i = 0; i < n; i++) {
+				double v = x[i * p + j];
+				if (v < lo)
+					lo = v;
+				if (v > 0 && v < pos)
+					pos = v;
+			}
+			floor[j] = dc->cat || !(lo >= 0) ? 0 :
+				   isfinite(pos) ? pos : 1;
+		}
+	}
+}
+
+void pn_design_log_apply(double *x, size_t n, size_t p, const double *floor)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < p; j++)
+			if (floor[j] > 0) {
+				double v = x[i * p + j];
+				x[i * p + j] = log(v > floor[j] ? v : floor[j]);
+			}
+}
+
+void pn_design_features(const pn_design *d, const double *floor,
+			pn_feature *feat)
+{
+	size_t j = 0;
+	for (int k = 0; k < d->n; k++) {
+		const pn_dcol *dc = &d->c[k];
+		if (!dc->cat) {
+			feat[j].name = pn_xstrdup(dc->name);
+			feat[j++].cat = 0;
+			continue;
+		}
+		for (int q = 0; q < dc->val.n; q++) {
+			size_t len = strlen(dc->name) + strlen(dc->val.s[q]) + 2;
+			feat[j].name = pn_xmalloc(len);
+			snprintf(feat[j].name, len, "%s=%s", dc->name,
+				 dc->val.s[q]);
+			feat[j++].cat = 1;
+		}
+	}
+	for (j = 0; j < d->p; j++) {
+		feat[j].mean = 0;
+		feat[j].sd = 1;
+		if (floor && floor[j] > 0) {
+			feat[j].log = 1;
+			feat[j].floor = floor[j];
+		}
+	}
+}
+
+void pn_design_scaling(const double *x, size_t n, size_t p, int want,
+		       pn_feature *feat)
+{
+	for (size_t j = 0; j < p; j++) {
+		feat[j].mean = 0;
+		feat[j].sd = 1;
+		if (!want || feat[j].cat)
+			continue;
+		long double s = 0;
+		for (size_t i = 0; i < n; i++)
+			s += x[i * p + j];
+		double mean = (double)(s / (long double)n);
+		long double ss = 0;
+		for (size_t i = 0; i < n; i++) {
+			double dv = x[i * p + j] - mean;
+			ss += (long double)dv * dv;
+		}
+		double sd = sqrt((double)(ss / (long double)n));
+		feat[j].mean = mean;
+		feat[j].sd = sd > 0 && isfinite(sd) ? sd : 1;
+	}
+}
+
+double *pn_design_scale(const double *x, size_t n, size_t p,
+			const pn_feature *feat)
+{
+	double *s = pn_xmalloc(n * p * sizeof *s);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < p; j++)
+			s[i * p + j] = (x[i * p + j] - feat[j].mean) /
+				       feat[j].sd;
+	return s;
+}
