@@ -240,25 +240,11 @@ static void put_row(FILE *f, const orow *r)
 
 /* ---- conversion -------------------------------------------------------- */
 
-static const char *const vec_elem[] = {
-	"add", "addu", "sub", "subu", "mul", "mulu", "div", "divu", "pow",
-	"powu", "relu", "gelu", "tanh", "sigmoid", 0
-};
-
 static _Noreturn void unknown_kind(const place *at, const char *k, int len)
 {
-	char list[400] = "Linear, BMM, MEM, VECln, VECsoftmax";
-	size_t n = strlen(list);
-	for (int i = 0; vec_elem[i]; i++)
-		n += (size_t)snprintf(list + n, sizeof list - n, ", VEC%s",
-				      vec_elem[i]);
-	die(at, "unknown op kind '%.*s' (one of: %s)", len, k, list);
-}
-
-static int lit_is(const litbuf *b, int i, const char *s)
-{
-	return b->v[i].kind == LIT_STR && (size_t)b->v[i].len == strlen(s) &&
-	       memcmp(b->v[i].s, s, strlen(s)) == 0;
+	char list[400];
+	die(at, "unknown op kind '%.*s' (one of: %s)", len, k,
+	    pn_ns_list(1, list, sizeof list));
 }
 
 /* The n ints of args into d; dies unless args is a sequence of n ints >= 1. */
@@ -310,58 +296,44 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 		r.field[O_PREC] = "fp32";
 		r.field[O_TRACED] = traced;
 		double d[4];
-		if (fused && (lit_is(b, kind, "Linear") ||
-			      lit_is(b, kind, "BMM")))
+		const pn_ns_op *k = pn_ns_kind(b->v[kind].s,
+					       (size_t)b->v[kind].len);
+		if (!k)
+			unknown_kind(at, b->v[kind].s, b->v[kind].len);
+		if (fused && (k->type == PN_DENSE || k->type == PN_BMM))
 			die(at, "a fused node cannot end in %s", kname);
-		if (lit_is(b, kind, "Linear")) {
+		r.field[O_LAYER] = pn_layer_name(k->type);
+		r.field[O_OP] = k->op ? k->op : r.field[O_LAYER];
+		if (k->type == PN_DENSE) {
 			get_dims(b, args, 3, d, at, "Linear");
-			r.field[O_LAYER] = r.field[O_OP] = "dense";
 			set_num(&r, O_BATCH, d[0]);
 			set_num(&r, O_IN, d[1]);
 			set_num(&r, O_OUT, d[2]);
 			r.field[O_BIAS] = "0";
-		} else if (lit_is(b, kind, "BMM")) {
+		} else if (k->type == PN_BMM) {
 			get_dims(b, args, 4, d, at, "BMM");
-			r.field[O_LAYER] = r.field[O_OP] = "bmm";
 			set_num(&r, O_BATCH, d[0]);
 			set_num(&r, O_M, d[1]);
 			set_num(&r, O_N, d[2]);
 			set_num(&r, O_K, d[3]);
-		} else if (lit_is(b, kind, "MEM")) {
+		} else if (k->type == PN_MEM) {
 			if (b->v[args].kind != LIT_SEQ)
 				die(at, "MEM needs a list of shapes");
 			double n = 0;
 			for (int s = b->v[args].first; s >= 0;
 			     s = b->v[s].next) {
-				double k = shape_elems(b, s);
-				if (k < 0)
+				double m = shape_elems(b, s);
+				if (m < 0)
 					die(at, "MEM needs a list "
 						   "of shapes");
-				n += k;
+				n += m;
 			}
 			if (fused)   /* the node's tensors, once each */
 				n = io->in_elems + io->out_elems;
 			if (n == 0)
 				continue;    /* moves nothing: NeuSight's 0 */
-			r.field[O_LAYER] = r.field[O_OP] = "mem";
 			set_num(&r, O_ELEMENTS, n);
-		} else if (b->v[kind].len > 3 &&
-			   memcmp(b->v[kind].s, "VEC", 3) == 0) {
-			const char *op = kname + 3;
-			if (strcmp(op, "ln") == 0) {
-				r.field[O_LAYER] = r.field[O_OP] = "layernorm";
-			} else if (strcmp(op, "softmax") == 0) {
-				r.field[O_LAYER] = r.field[O_OP] = "softmax";
-			} else {
-				int i = 0;
-				while (vec_elem[i] && strcmp(vec_elem[i], op))
-					i++;
-				if (!vec_elem[i])
-					unknown_kind(at, b->v[kind].s,
-						     b->v[kind].len);
-				r.field[O_LAYER] = "elementwise";
-				r.field[O_OP] = vec_elem[i];
-			}
+		} else {       /* VEC: layernorm, softmax, elementwise */
 			get_dims(b, args, 2, d, at, kname);
 			set_num(&r, O_BATCH, d[0]);
 			r.field[O_SEQ] = "1";
@@ -373,8 +345,6 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 			double mpo = (io->in_elems + io->out_elems) * 4 /
 				     io->out_elems;
 			set_num(&r, O_TRAFFIC, d[0] * d[1] * mpo);
-		} else {
-			unknown_kind(at, b->v[kind].s, b->v[kind].len);
 		}
 		put_row(f, &r);
 		rows++;
