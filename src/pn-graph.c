@@ -401,6 +401,80 @@ typedef struct {
 	int fused;
 } node;
 
+/* The block to repeat, nodes *first..*last: the one --block names, or the
+ * first known one the graph holds (none: *first stays -1).  Returns the
+ * model it is of. */
+static const char *find_block(const node *nodes, long nn, const char *path,
+			      const char *bfirst, const char *blast,
+			      long *first, long *last)
+{
+	const char *model = NULL;
+	int whole = 0;
+	for (int k = 0; k < NBLOCKS && !bfirst && !whole; k++) {
+		for (long i = 0; i < nn; i++)
+			if (strncmp(nodes[i].name, blocks[k].second,
+				    strlen(blocks[k].second)) == 0)
+				whole = 1;
+		for (long i = 0; i < nn && *first < 0 && !whole; i++)
+			if (strcmp(nodes[i].name, blocks[k].first) == 0)
+				*first = i;
+		if (*first >= 0) {
+			model = blocks[k].model;
+			for (long i = *first; i < nn; i++)
+				if (strcmp(nodes[i].name, blocks[k].last) == 0) {
+					*last = i;
+					break;
+				}
+			if (*last < 0)
+				pn_die_at(PN_EXIT_DATA, path, 0, "%s block "
+					  "starts at node '%s' but has no "
+					  "node '%s' after it", model,
+					  blocks[k].first, blocks[k].last);
+			break;
+		}
+	}
+	if (bfirst) {
+		for (long i = 0; i < nn && *first < 0; i++)
+			if (strcmp(nodes[i].name, bfirst) == 0)
+				*first = i;
+		for (long i = *first < 0 ? nn : *first; i < nn && *last < 0; i++)
+			if (strcmp(nodes[i].name, blast) == 0)
+				*last = i;
+		if (*first < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s'", bfirst);
+		if (*last < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s' at or after '%s'", blast, bfirst);
+		model = "given";
+	}
+	return model;
+}
+
+/* The traced batch into traced (32 bytes): the first dimension of the
+ * output of node input_ids. */
+static void traced_batch(const node *nodes, long nn, const char *path,
+			 litbuf *b, char *traced)
+{
+	for (long i = 0; i < nn; i++) {
+		if (strcmp(nodes[i].name, "input_ids") != 0)
+			continue;
+		b->start = b->p = nodes[i].out;
+		int s = lit_parse(b, 0);
+		if (s < 0 || b->v[s].kind != LIT_SEQ || b->v[s].len < 1 ||
+		    b->v[b->v[s].first].kind != LIT_INT ||
+		    b->v[b->v[s].first].v < 1)
+			pn_die_at(PN_EXIT_DATA, path, nodes[i].line,
+				  "column 'OutputShape': input_ids has no "
+				  "batch dimension");
+		snprintf(traced, 32, "%lld", b->v[b->v[s].first].v);
+		break;
+	}
+	if (!*traced)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no node 'input_ids' to take "
+			  "the traced batch from");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -494,46 +568,8 @@ int main(int argc, char **argv)
 
 	/* The block: given, or the first known one the graph holds. */
 	long first = -1, last = -1;
-	const char *model = NULL;
-	int whole = 0;
-	for (int k = 0; k < NBLOCKS && !bfirst && !whole; k++) {
-		for (long i = 0; i < nn; i++)
-			if (strncmp(nodes[i].name, blocks[k].second,
-				    strlen(blocks[k].second)) == 0)
-				whole = 1;
-		for (long i = 0; i < nn && first < 0 && !whole; i++)
-			if (strcmp(nodes[i].name, blocks[k].first) == 0)
-				first = i;
-		if (first >= 0) {
-			model = blocks[k].model;
-			for (long i = first; i < nn; i++)
-				if (strcmp(nodes[i].name, blocks[k].last) == 0) {
-					last = i;
-					break;
-				}
-			if (last < 0)
-				pn_die_at(PN_EXIT_DATA, path, 0, "%s block "
-					  "starts at node '%s' but has no "
-					  "node '%s' after it", model,
-					  blocks[k].first, blocks[k].last);
-			break;
-		}
-	}
-	if (bfirst) {
-		for (long i = 0; i < nn && first < 0; i++)
-			if (strcmp(nodes[i].name, bfirst) == 0)
-				first = i;
-		for (long i = first < 0 ? nn : first; i < nn && last < 0; i++)
-			if (strcmp(nodes[i].name, blast) == 0)
-				last = i;
-		if (first < 0)
-			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
-				  "'%s'", bfirst);
-		if (last < 0)
-			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
-				  "'%s' at or after '%s'", blast, bfirst);
-		model = "given";
-	}
+	const char *model = find_block(nodes, nn, path, bfirst, blast, &first,
+				       &last);
 	if (first >= 0 && !layers)
 		pn_die_at(PN_EXIT_DATA, path, 0, "the graph holds one %s block "
 			  "(%s..%s): give num_layer with --layers or --config",
@@ -546,23 +582,7 @@ int main(int argc, char **argv)
 	/* The traced batch: the first dimension of the input ids. */
 	char traced[32] = "";
 	litbuf b = {0};
-	for (long i = 0; i < nn; i++) {
-		if (strcmp(nodes[i].name, "input_ids") != 0)
-			continue;
-		b.start = b.p = nodes[i].out;
-		int s = lit_parse(&b, 0);
-		if (s < 0 || b.v[s].kind != LIT_SEQ || b.v[s].len < 1 ||
-		    b.v[b.v[s].first].kind != LIT_INT ||
-		    b.v[b.v[s].first].v < 1)
-			pn_die_at(PN_EXIT_DATA, path, nodes[i].line,
-				  "column 'OutputShape': input_ids has no "
-				  "batch dimension");
-		snprintf(traced, sizeof traced, "%lld", b.v[b.v[s].first].v);
-		break;
-	}
-	if (!*traced)
-		pn_die_at(PN_EXIT_DATA, path, 0, "no node 'input_ids' to take "
-			  "the traced batch from");
+	traced_batch(nodes, nn, path, &b, traced);
 	/* Convert the stored nodes; errors name the node's line. */
 	FILE *f = pn_output_open(out);
 	for (int k = 0; k < O_NCOL; k++)

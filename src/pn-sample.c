@@ -459,6 +459,85 @@ static double parse_pos(const char *opt, const char *s)
 	return v;
 }
 
+/* The layer type of --layer and its columns, with their default ranges
+ * and choices. */
+static void choose_type(const char *layer)
+{
+	int t = pn_layer_type_of(layer);
+	if (t < 0) {
+		char list[256] = "";
+		size_t m = 0;
+		for (int i = 0; i < PN_NLAYERS; i++)
+			if (applies(table[0].types, pn_layer_names[i]))
+				m += (size_t)snprintf(list + m, sizeof list - m,
+						      "%s%s", m ? ", " : "",
+						      pn_layer_names[i]);
+		pn_usage_error("--layer: unknown layer type '%s' (one of: %s)",
+			       layer, list);
+	}
+	type = (pn_layer_type)t;
+	if (!applies(table[0].types, layer))
+		pn_usage_error("--layer: pn-sample draws no layer of type '%s'", layer);
+	for (size_t i = 0; i < NTABLE; i++) {
+		if (!applies(table[i].types, layer))
+			continue;
+		col *k = &cols[ncols++];
+		k->t = &table[i];
+		k->lo = table[i].lo;
+		k->hi = table[i].hi;
+		if (table[i].kind == K_ENUM)
+			set_list("table", k, table[i].values ? table[i].values
+				 : enum_default(k));
+	}
+}
+
+/* Write n configurations for every point of the grid; returns how many
+ * were written. */
+static long long generate(FILE *f, pn_rng *r, long long n, col **grid,
+			  int ngrid, const char *layer)
+{
+	long long written = 0, points = 1;
+	for (int g = 0; g < ngrid; g++)
+		points *= grid[g]->nchoice;
+	for (long long p = 0; p < points; p++) {
+		long long rest = p;
+		for (int g = ngrid - 1; g >= 0; g--) {
+			grid[g]->gi = (int)(rest % grid[g]->nchoice);
+			grid[g]->v = grid[g]->cval[grid[g]->gi];
+			rest /= grid[g]->nchoice;
+		}
+		for (long long i = 0; i < n; i++) {
+			char why[160];
+			const char *bad = why;
+			pn_layer l;
+			for (int k = 0; k < TRIES && bad; k++) {
+				draw(r);
+				bad = finish(&l, why, sizeof why);
+			}
+			if (bad && ngrid) {
+				char at[256] = "";
+				size_t m = 0;
+				for (int g = 0; g < ngrid; g++) {
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s%s=",
+						g ? " " : "", grid[g]->t->name);
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s", grid[g]->choice[grid[g]->gi]);
+				}
+				pn_warn("grid point %s skipped: %s", at, bad);
+				break;
+			}
+			if (bad)
+				pn_die(PN_EXIT_DATA, "no possible %s "
+				       "configuration in %d draws (last: %s)",
+				       layer, TRIES, bad);
+			row(f);
+			written++;
+		}
+	}
+	return written;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_MAXF = 256, O_MAXB, O_RANGES, O_VERSION };
@@ -528,32 +607,7 @@ int main(int argc, char **argv)
 		pn_usage_error("extra operand '%s'", argv[optind]);
 	if (!layer)
 		pn_usage_error("missing --layer");
-	int t = pn_layer_type_of(layer);
-	if (t < 0) {
-		char list[256] = "";
-		size_t m = 0;
-		for (int i = 0; i < PN_NLAYERS; i++)
-			if (applies(table[0].types, pn_layer_names[i]))
-				m += (size_t)snprintf(list + m, sizeof list - m,
-						      "%s%s", m ? ", " : "",
-						      pn_layer_names[i]);
-		pn_usage_error("--layer: unknown layer type '%s' (one of: %s)",
-			       layer, list);
-	}
-	type = (pn_layer_type)t;
-	if (!applies(table[0].types, layer))
-		pn_usage_error("--layer: pn-sample draws no layer of type '%s'", layer);
-	for (size_t i = 0; i < NTABLE; i++) {
-		if (!applies(table[i].types, layer))
-			continue;
-		col *k = &cols[ncols++];
-		k->t = &table[i];
-		k->lo = table[i].lo;
-		k->hi = table[i].hi;
-		if (table[i].kind == K_ENUM)
-			set_list("table", k, table[i].values ? table[i].values
-				 : enum_default(k));
-	}
+	choose_type(layer);
 
 	/* grid columns, in the order given; the first varies slowest */
 	col *grid[16];
@@ -609,45 +663,7 @@ int main(int argc, char **argv)
 	pn_rng_seed(&r, seed);
 	FILE *f = pn_output_open(out);
 	header(f);
-	long long written = 0, points = 1;
-	for (int g = 0; g < ngrid; g++)
-		points *= grid[g]->nchoice;
-	for (long long p = 0; p < points; p++) {
-		long long rest = p;
-		for (int g = ngrid - 1; g >= 0; g--) {
-			grid[g]->gi = (int)(rest % grid[g]->nchoice);
-			grid[g]->v = grid[g]->cval[grid[g]->gi];
-			rest /= grid[g]->nchoice;
-		}
-		for (long long i = 0; i < n; i++) {
-			char why[160];
-			const char *bad = why;
-			pn_layer l;
-			for (int k = 0; k < TRIES && bad; k++) {
-				draw(&r);
-				bad = finish(&l, why, sizeof why);
-			}
-			if (bad && ngrid) {
-				char at[256] = "";
-				size_t m = 0;
-				for (int g = 0; g < ngrid; g++) {
-					m += (size_t)snprintf(at + m,
-						sizeof at - m, "%s%s=",
-						g ? " " : "", grid[g]->t->name);
-					m += (size_t)snprintf(at + m,
-						sizeof at - m, "%s", grid[g]->choice[grid[g]->gi]);
-				}
-				pn_warn("grid point %s skipped: %s", at, bad);
-				break;
-			}
-			if (bad)
-				pn_die(PN_EXIT_DATA, "no possible %s "
-				       "configuration in %d draws (last: %s)",
-				       layer, TRIES, bad);
-			row(f);
-			written++;
-		}
-	}
+	long long written = generate(f, &r, n, grid, ngrid, layer);
 	if (written == 0)
 		pn_die(PN_EXIT_DATA, "no possible configuration in the grid");
 	pn_output_close(f);
