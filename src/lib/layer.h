@@ -13,16 +13,16 @@
  * pass, optimizer) identify a configuration independently of the device it
  * was measured on.
  *
- *   type         dimension columns                 bias activation weights
- *   dense        batch in_features out_features    yes  yes        yes
- *   bmm          batch m n k    ((batch x m x n) @ (n x k))
- *   conv2d       batch in_channels out_channels    yes  yes        yes
+ *   type         dimension columns                          bias act. weights
+ *   dense        batch in_features out_features             yes  yes  yes
+ *   bmm          batch m n k  ((batch x m x n) @ (n x k))
+ *   conv2d       batch in_channels out_channels             yes  yes  yes
  *                kernel image stride padding
- *   attention    batch seq_len embed_dim heads                     yes
- *   embedding    batch seq_len vocab embed_dim                     yes
- *   rnn lstm gru batch seq_len input_size hidden        yes        yes
+ *   attention    batch seq_len embed_dim heads                        yes
+ *   embedding    batch seq_len vocab embed_dim                        yes
+ *   rnn lstm gru batch seq_len input_size hidden                 yes  yes
  *                layers bidirectional
- *   layernorm    batch seq_len dim                                 yes
+ *   layernorm    batch seq_len dim                                    yes
  *   softmax      batch seq_len dim
  *   elementwise  op batch seq_len dim   (op: add sub mul div pow; addu subu
  *                mulu divu powu with a scalar; relu gelu tanh sigmoid exp
