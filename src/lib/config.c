@@ -47,7 +47,11 @@ int pn_config_read(const pn_tsv *in, const pn_config_cols *c, pn_config *cfg,
 	memset(cfg, 0, sizeof *cfg);
 	pn_layer_err e;
 	if (pn_layer_parse(in, c->layer, &cfg->l, &cfg->prec, &e) != 0) {
-		if (e.col < 0 || e.col == pn_layer_cols_layer(c->layer))
+		if (e.notwhole)    /* pn-time's words for any such field */
+			snprintf(msg, n, "column '%s': '%s' is not a whole "
+				 "number", pn_tsv_colname(in, e.col),
+				 pn_tsv_str(in, e.col));
+		else if (e.col < 0 || e.col == pn_layer_cols_layer(c->layer))
 			snprintf(msg, n, "%s", e.msg);
 		else
 			snprintf(msg, n, "column '%s': %s",

@@ -39,7 +39,8 @@ void pn_config_cols_free(pn_config_cols *c);
 /* Read the current row of in into cfg.  Returns 0, or -1 with a message in
  * msg (size n): pn_layer_parse's, without the file and line and without
  * the list of allowed names, prefixed by the column but for the layer
- * column:
+ * column (a field that is no whole number, number or not, is "not a whole
+ * number"):
  *   unknown layer type 'conv3d'
  *   missing column 'k' (needed by layer 'bmm')
  *   column 'batch': 'x' is not a whole number

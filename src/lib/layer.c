@@ -329,17 +329,18 @@ int fail(pn_layer_err *e, int col, const char *const *names,
 	return -1;
 }
 
-/* A whole number (|v| < 2^53) into *v; the field is cut to 40 bytes in a
- * message, as the TSV reader cuts it. */
+/* A whole number (|v| < 2^53) into *v; in a message, as pn_tsv_int words
+ * it, the field cut to 40 bytes. */
 static int whole(const pn_tsv *in, int col, double *v, pn_layer_err *e)
 {
 	const char *s = pn_tsv_str(in, col);
-	if (pn_parse_num(s, pn_tsv_len(in, col), v) == 0 && *v == floor(*v) &&
-	    fabs(*v) < 0x1p53)
+	int num = pn_parse_num(s, pn_tsv_len(in, col), v) == 0;
+	if (num && *v == floor(*v) && fabs(*v) < 0x1p53)
 		return 0;
-	return fail(e, col, NULL, "'%.*s%s' is not a whole number",
+	e->notwhole = 1;
+	return fail(e, col, NULL, "'%.*s%s' is not a %snumber",
 		    pn_tsv_len(in, col) < 44 ? 44 : 40, s,
-		    pn_tsv_len(in, col) < 44 ? "" : "...");
+		    pn_tsv_len(in, col) < 44 ? "" : "...", num ? "whole " : "");
 }
 
 /* Optional enumerated column: dflt when absent or NA. */
@@ -406,6 +407,7 @@ int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 	e->col = -1;
 	e->msg[0] = 0;
 	e->names = NULL;
+	e->notwhole = 0;
 	if (read_dims(in, c, l, e) != 0)
 		return -1;
 	int bcol = c->num[NNUM - 1];

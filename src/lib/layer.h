@@ -189,6 +189,8 @@ typedef struct {
 	int col;                   /* the column at fault, -1: the row */
 	char msg[200];             /* without file, line or column */
 	const char *const *names;  /* an unknown name: the names allowed */
+	int notwhole;              /* the field at col is no whole number
+				      (msg: not a number, or not whole) */
 } pn_layer_err;
 
 /* Read the current row of in into l (and its precision into *prec when
@@ -196,7 +198,8 @@ typedef struct {
  *   unknown layer type 'conv3d'                  (col: layer; names)
  *   missing column 'k' (needed by layer 'bmm')   (col -1)
  *   no value for layer 'bmm'                     (col: the dimension)
- *   'x' is not a whole number                    (col: the dimension)
+ *   'x' is not a number                          (col; notwhole)
+ *   '1.5' is not a whole number                  (col; notwhole)
  *   batch must be at least 1, not 0              (col: the dimension)
  *   unknown elementwise op 'foo'                 (col: op)
  *   unknown value 'fp8'                          (col: precision; names)
