@@ -33,10 +33,8 @@ static const char *outnames[1 + PN_F_N];
 
 static void featurize(pn_tsv_out *o, const pn_layer *l, const pn_gpu *g)
 {
-	pn_work w;
 	double f[PN_F_N];
-	pn_layer_work(l, &w);
-	pn_features(l, &w, g, f);
+	pn_feature_row(l, 0, g, f);
 	for (int k = 0; k < PN_F_N; k++)
 		pn_tsv_out_num(o, 1 + k, f[k]);
 }

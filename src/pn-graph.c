@@ -241,25 +241,11 @@ static void put_row(FILE *f, const orow *r)
 
 /* ---- conversion -------------------------------------------------------- */
 
-static const char *const vec_elem[] = {
-	"add", "addu", "sub", "subu", "mul", "mulu", "div", "divu", "pow",
-	"powu", "relu", "gelu", "tanh", "sigmoid", 0
-};
-
 static _Noreturn void unknown_kind(const place *at, const char *k, int len)
 {
-	char list[400] = "Linear, BMM, MEM, VECln, VECsoftmax";
-	size_t n = strlen(list);
-	for (int i = 0; vec_elem[i]; i++)
-		n += (size_t)snprintf(list + n, sizeof list - n, ", VEC%s",
-				      vec_elem[i]);
-	die(at, "unknown op kind '%.*s' (one of: %s)", len, k, list);
-}
-
-static int lit_is(const litbuf *b, int i, const char *s)
-{
-	return b->v[i].kind == LIT_STR && (size_t)b->v[i].len == strlen(s) &&
-	       memcmp(b->v[i].s, s, strlen(s)) == 0;
+	char list[400];
+	die(at, "unknown op kind '%.*s' (one of: %s)", len, k,
+	    pn_ns_list(1, list, sizeof list));
 }
 
 /* The n ints of args into d; dies unless args is a sequence of n ints >= 1. */
@@ -311,58 +297,44 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 		r.field[O_PREC] = "fp32";
 		r.field[O_TRACED] = traced;
 		double d[4];
-		if (fused && (lit_is(b, kind, "Linear") ||
-			      lit_is(b, kind, "BMM")))
+		const pn_ns_op *k = pn_ns_kind(b->v[kind].s,
+					       (size_t)b->v[kind].len);
+		if (!k)
+			unknown_kind(at, b->v[kind].s, b->v[kind].len);
+		if (fused && (k->type == PN_DENSE || k->type == PN_BMM))
 			die(at, "a fused node cannot end in %s", kname);
-		if (lit_is(b, kind, "Linear")) {
+		r.field[O_LAYER] = pn_layer_name(k->type);
+		r.field[O_OP] = k->op ? k->op : r.field[O_LAYER];
+		if (k->type == PN_DENSE) {
 			get_dims(b, args, 3, d, at, "Linear");
-			r.field[O_LAYER] = r.field[O_OP] = "dense";
 			set_num(&r, O_BATCH, d[0]);
 			set_num(&r, O_IN, d[1]);
 			set_num(&r, O_OUT, d[2]);
 			r.field[O_BIAS] = "0";
-		} else if (lit_is(b, kind, "BMM")) {
+		} else if (k->type == PN_BMM) {
 			get_dims(b, args, 4, d, at, "BMM");
-			r.field[O_LAYER] = r.field[O_OP] = "bmm";
 			set_num(&r, O_BATCH, d[0]);
 			set_num(&r, O_M, d[1]);
 			set_num(&r, O_N, d[2]);
 			set_num(&r, O_K, d[3]);
-		} else if (lit_is(b, kind, "MEM")) {
+		} else if (k->type == PN_MEM) {
 			if (b->v[args].kind != LIT_SEQ)
 				die(at, "MEM needs a list of shapes");
 			double n = 0;
 			for (int s = b->v[args].first; s >= 0;
 			     s = b->v[s].next) {
-				double k = shape_elems(b, s);
-				if (k < 0)
+				double m = shape_elems(b, s);
+				if (m < 0)
 					die(at, "MEM needs a list "
 						   "of shapes");
-				n += k;
+				n += m;
 			}
 			if (fused)   /* the node's tensors, once each */
 				n = io->in_elems + io->out_elems;
 			if (n == 0)
 				continue;    /* moves nothing: NeuSight's 0 */
-			r.field[O_LAYER] = r.field[O_OP] = "mem";
 			set_num(&r, O_ELEMENTS, n);
-		} else if (b->v[kind].len > 3 &&
-			   memcmp(b->v[kind].s, "VEC", 3) == 0) {
-			const char *op = kname + 3;
-			if (strcmp(op, "ln") == 0) {
-				r.field[O_LAYER] = r.field[O_OP] = "layernorm";
-			} else if (strcmp(op, "softmax") == 0) {
-				r.field[O_LAYER] = r.field[O_OP] = "softmax";
-			} else {
-				int i = 0;
-				while (vec_elem[i] && strcmp(vec_elem[i], op))
-					i++;
-				if (!vec_elem[i])
-					unknown_kind(at, b->v[kind].s,
-						     b->v[kind].len);
-				r.field[O_LAYER] = "elementwise";
-				r.field[O_OP] = vec_elem[i];
-			}
+		} else {       /* VEC: layernorm, softmax, elementwise */
 			get_dims(b, args, 2, d, at, kname);
 			set_num(&r, O_BATCH, d[0]);
 			r.field[O_SEQ] = "1";
@@ -374,8 +346,6 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 			double mpo = (io->in_elems + io->out_elems) * 4 /
 				     io->out_elems;
 			set_num(&r, O_TRAFFIC, d[0] * d[1] * mpo);
-		} else {
-			unknown_kind(at, b->v[kind].s, b->v[kind].len);
 		}
 		put_row(f, &r);
 		rows++;
@@ -431,6 +401,80 @@ typedef struct {
 	long line;
 	int fused;
 } node;
+
+/* The block to repeat, nodes *first..*last: the one --block names, or the
+ * first known one the graph holds (none: *first stays -1).  Returns the
+ * model it is of. */
+static const char *find_block(const node *nodes, long nn, const char *path,
+			      const char *bfirst, const char *blast,
+			      long *first, long *last)
+{
+	const char *model = NULL;
+	int whole = 0;
+	for (int k = 0; k < NBLOCKS && !bfirst && !whole; k++) {
+		for (long i = 0; i < nn; i++)
+			if (strncmp(nodes[i].name, blocks[k].second,
+				    strlen(blocks[k].second)) == 0)
+				whole = 1;
+		for (long i = 0; i < nn && *first < 0 && !whole; i++)
+			if (strcmp(nodes[i].name, blocks[k].first) == 0)
+				*first = i;
+		if (*first >= 0) {
+			model = blocks[k].model;
+			for (long i = *first; i < nn; i++)
+				if (strcmp(nodes[i].name, blocks[k].last) == 0) {
+					*last = i;
+					break;
+				}
+			if (*last < 0)
+				pn_die_at(PN_EXIT_DATA, path, 0, "%s block "
+					  "starts at node '%s' but has no "
+					  "node '%s' after it", model,
+					  blocks[k].first, blocks[k].last);
+			break;
+		}
+	}
+	if (bfirst) {
+		for (long i = 0; i < nn && *first < 0; i++)
+			if (strcmp(nodes[i].name, bfirst) == 0)
+				*first = i;
+		for (long i = *first < 0 ? nn : *first; i < nn && *last < 0; i++)
+			if (strcmp(nodes[i].name, blast) == 0)
+				*last = i;
+		if (*first < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s'", bfirst);
+		if (*last < 0)
+			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
+				  "'%s' at or after '%s'", blast, bfirst);
+		model = "given";
+	}
+	return model;
+}
+
+/* The traced batch into traced (32 bytes): the first dimension of the
+ * output of node input_ids. */
+static void traced_batch(const node *nodes, long nn, const char *path,
+			 litbuf *b, char *traced)
+{
+	for (long i = 0; i < nn; i++) {
+		if (strcmp(nodes[i].name, "input_ids") != 0)
+			continue;
+		b->start = b->p = nodes[i].out;
+		int s = lit_parse(b, 0);
+		if (s < 0 || b->v[s].kind != LIT_SEQ || b->v[s].len < 1 ||
+		    b->v[b->v[s].first].kind != LIT_INT ||
+		    b->v[b->v[s].first].v < 1)
+			pn_die_at(PN_EXIT_DATA, path, nodes[i].line,
+				  "column 'OutputShape': input_ids has no "
+				  "batch dimension");
+		snprintf(traced, 32, "%lld", b->v[b->v[s].first].v);
+		break;
+	}
+	if (!*traced)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no node 'input_ids' to take "
+			  "the traced batch from");
+}
 
 int main(int argc, char **argv)
 {
@@ -518,46 +562,8 @@ int main(int argc, char **argv)
 
 	/* The block: given, or the first known one the graph holds. */
 	long first = -1, last = -1;
-	const char *model = NULL;
-	int whole = 0;
-	for (int k = 0; k < NBLOCKS && !bfirst && !whole; k++) {
-		for (long i = 0; i < nn; i++)
-			if (strncmp(nodes[i].name, blocks[k].second,
-				    strlen(blocks[k].second)) == 0)
-				whole = 1;
-		for (long i = 0; i < nn && first < 0 && !whole; i++)
-			if (strcmp(nodes[i].name, blocks[k].first) == 0)
-				first = i;
-		if (first >= 0) {
-			model = blocks[k].model;
-			for (long i = first; i < nn; i++)
-				if (strcmp(nodes[i].name, blocks[k].last) == 0) {
-					last = i;
-					break;
-				}
-			if (last < 0)
-				pn_die_at(PN_EXIT_DATA, path, 0, "%s block "
-					  "starts at node '%s' but has no "
-					  "node '%s' after it", model,
-					  blocks[k].first, blocks[k].last);
-			break;
-		}
-	}
-	if (bfirst) {
-		for (long i = 0; i < nn && first < 0; i++)
-			if (strcmp(nodes[i].name, bfirst) == 0)
-				first = i;
-		for (long i = first < 0 ? nn : first; i < nn && last < 0; i++)
-			if (strcmp(nodes[i].name, blast) == 0)
-				last = i;
-		if (first < 0)
-			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
-				  "'%s'", bfirst);
-		if (last < 0)
-			pn_die_at(PN_EXIT_DATA, path, 0, "--block: no node "
-				  "'%s' at or after '%s'", blast, bfirst);
-		model = "given";
-	}
+	const char *model = find_block(nodes, nn, path, bfirst, blast, &first,
+				       &last);
 	if (first >= 0 && !layers)
 		pn_die_at(PN_EXIT_DATA, path, 0, "the graph holds one %s block "
 			  "(%s..%s): give num_layer with --layers or --config",
@@ -570,23 +576,7 @@ int main(int argc, char **argv)
 	/* The traced batch: the first dimension of the input ids. */
 	char traced[32] = "";
 	litbuf b = {0};
-	for (long i = 0; i < nn; i++) {
-		if (strcmp(nodes[i].name, "input_ids") != 0)
-			continue;
-		b.start = b.p = nodes[i].out;
-		int s = lit_parse(&b, 0);
-		if (s < 0 || b.v[s].kind != LIT_SEQ || b.v[s].len < 1 ||
-		    b.v[b.v[s].first].kind != LIT_INT ||
-		    b.v[b.v[s].first].v < 1)
-			pn_die_at(PN_EXIT_DATA, path, nodes[i].line,
-				  "column 'OutputShape': input_ids has no "
-				  "batch dimension");
-		snprintf(traced, sizeof traced, "%lld", b.v[b.v[s].first].v);
-		break;
-	}
-	if (!*traced)
-		pn_die_at(PN_EXIT_DATA, path, 0, "no node 'input_ids' to take "
-			  "the traced batch from");
+	traced_batch(nodes, nn, path, &b, traced);
 	/* Convert the stored nodes; errors name the node's line. */
 	FILE *f = pn_output_open(out);
 	for (int k = 0; k < O_NCOL; k++)

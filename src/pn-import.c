@@ -34,99 +34,51 @@ static long nrows, nskipped;
 
 /* ---- output rows ------------------------------------------------------- */
 
-/* The numeric columns of the contract, as fields of pn_layer. */
-static const struct {
-	const char *name;
-	size_t off;
-} numcol[] = {
-#define D(f) {#f, offsetof(pn_layer, f)}
-	D(batch), D(seq_len), D(dim), D(in_features), D(out_features), D(m),
-	D(n), D(k), D(in_channels), D(out_channels), D(kernel), D(image),
-	D(stride), D(padding), D(embed_dim), D(heads), D(vocab),
-	D(input_size), D(hidden), D(layers), D(bidirectional), D(bias),
-#undef D
-};
-#define NNUM ((int)(sizeof numcol / sizeof numcol[0]))
-
-/* The other output columns, numbered after the numeric ones. */
-enum { C_LAYER = NNUM, C_OP, C_ACTIVATION, C_PRECISION, C_PASS, C_OPTIMIZER,
-       C_DEVICE, C_TIME, C_TMIN, C_TMAX, C_TSTD, C_SOURCE, C_END };
-static const char *const colname[] = {
-	"layer", "op", "activation", "precision", "pass", "optimizer",
+/* Columns after the layer contract's. */
+enum { C_DEVICE, C_TIME, C_TMIN, C_TMAX, C_TSTD, C_SOURCE, C_END };
+static const char *const colname[C_END] = {
 	"device", "time_ms", "time_min_ms", "time_max_ms", "time_std_ms",
 	"source",
 };
 
-static const char *const optname[PN_NOPT] = {
-	"none", "sgd", "adam", "adagrad", "adadelta", "rmsprop"
-};
-static const char *const actname[] = {"none", "relu", "tanh", "sigmoid"};
-
 typedef struct {
 	pn_layer l;             /* type, op, dimensions, bias, activation,
 				   train, optimizer */
-	const char *precision, *device;
+	pn_prec prec;
+	const char *device;
 	double time, tmin, tmax, tstd;
 } row;
 
 typedef struct {
-	int n;
-	int col[C_END];
+	int n, nlayer;          /* columns; of them, the layer contract's */
+	const char *col[48];
 } schema;
 
-static int numcol_of(const char *name)
-{
-	for (int i = 0; i < NNUM; i++)
-		if (strcmp(numcol[i].name, name) == 0)
-			return i;
-	PN_BUG("dimension without a numeric column");
-}
-
-static int is_vec(pn_layer_type t)
-{
-	return t == PN_LAYERNORM || t == PN_SOFTMAX || t == PN_ELEMENTWISE;
-}
-
-static int is_rnn(pn_layer_type t)
-{
-	return t == PN_RNN || t == PN_LSTM || t == PN_GRU;
-}
-
-/* The output columns of layer type t read from format fmt.  layernorm,
- * softmax and elementwise share one list (with op), so do rnn, lstm, gru. */
+/* The output columns of layer type t read from format fmt: the contract's
+ * (layer.h's writer; layernorm, softmax and elementwise share one list,
+ * with op), then device, the times and source. */
 static const schema *schema_of(pn_layer_type t, int fmt)
 {
 	static schema cache[PN_NLAYERS][3];
 	schema *s = &cache[t][fmt];
 	if (s->n)
 		return s;
-	s->col[s->n++] = C_LAYER;
-	if (is_vec(t))
-		s->col[s->n++] = C_OP;
-	for (const char *const *d = pn_layer_dims(t); *d; d++)
-		if (strcmp(*d, "op") != 0)
-			s->col[s->n++] = numcol_of(*d);
-	if (t == PN_DENSE || t == PN_CONV2D)
-		s->col[s->n++] = numcol_of("bias");
-	if (t == PN_DENSE || t == PN_CONV2D || is_rnn(t))
-		s->col[s->n++] = C_ACTIVATION;
-	s->col[s->n++] = C_PRECISION;
-	s->col[s->n++] = C_PASS;
-	s->col[s->n++] = C_OPTIMIZER;
-	s->col[s->n++] = C_DEVICE;
-	s->col[s->n++] = C_TIME;
-	if (fmt == FMT_PRENET) {
-		s->col[s->n++] = C_TMIN;
-		s->col[s->n++] = C_TMAX;
-		s->col[s->n++] = C_TSTD;
-	}
-	s->col[s->n++] = C_SOURCE;
+	s->n = s->nlayer = pn_layer_columns(t, PN_LC_VECOP, s->col);
+	for (int k = 0; k < C_END; k++)
+		if (fmt == FMT_PRENET || (k != C_TMIN && k != C_TMAX &&
+					  k != C_TSTD))
+			s->col[s->n++] = colname[k];
 	return s;
 }
 
-static const char *name_of(int col)
+static int same_schema(const schema *a, const schema *b)
 {
-	return col < NNUM ? numcol[col].name : colname[col - NNUM];
+	if (a->n != b->n)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->col[i], b->col[i]) != 0)
+			return 0;
+	return 1;
 }
 
 static void put_header(const schema *s)
@@ -134,7 +86,7 @@ static void put_header(const schema *s)
 	for (int i = 0; i < s->n; i++) {
 		if (i)
 			putc('\t', out);
-		fputs(name_of(s->col[i]), out);
+		fputs(s->col[i], out);
 	}
 	putc('\n', out);
 }
@@ -142,23 +94,15 @@ static void put_header(const schema *s)
 static void put_row(const schema *s, const row *r, const char *source)
 {
 	for (int i = 0; i < s->n; i++) {
-		int c = s->col[i];
+		char buf[32];
 		if (i)
 			putc('\t', out);
-		if (c < NNUM) {
-			pn_put_num(out, *(const double *)((const char *)&r->l +
-							  numcol[c].off));
+		if (i < s->nlayer) {
+			fputs(pn_layer_field(&r->l, r->prec, s->col[i], buf),
+			      out);
 			continue;
 		}
-		switch (c) {
-		case C_LAYER: fputs(pn_layer_name(r->l.type), out); break;
-		case C_OP: fputs(r->l.op, out); break;
-		case C_ACTIVATION:
-			fputs(actname[(int)r->l.activation], out);
-			break;
-		case C_PRECISION: fputs(r->precision, out); break;
-		case C_PASS: fputs(r->l.train ? "train" : "fwd", out); break;
-		case C_OPTIMIZER: fputs(optname[r->l.optimizer], out); break;
+		switch (pn_name_index(colname, s->col[i])) {
 		case C_DEVICE: fputs(r->device, out); break;
 		case C_TIME: pn_put_num(out, r->time); break;
 		case C_TMIN: pn_put_num(out, r->tmin); break;
@@ -186,8 +130,7 @@ static void emit(const pn_csv *c, int fmt, const row *r)
 		first = s;
 		first_type = r->l.type;
 		put_header(s);
-	} else if (s != first && (s->n != first->n ||
-		   memcmp(s->col, first->col, (size_t)s->n * sizeof *s->col))) {
+	} else if (s != first && !same_schema(s, first)) {
 		pn_csv_die_row(c, "layer '%s' needs other columns than layer "
 			       "'%s' of the first row (import each layer type "
 			       "separately)", pn_layer_name(r->l.type),
@@ -308,21 +251,6 @@ static int need_col(const pn_csv *c, const char *name)
 
 /* ---- NeuSight ---------------------------------------------------------- */
 
-static const struct {
-	const char *op;
-	pn_layer_type type;
-} ns_ops[] = {
-	{"linear", PN_DENSE}, {"bmm", PN_BMM}, {"conv", PN_CONV2D},
-	{"ln", PN_LAYERNORM}, {"softmax", PN_SOFTMAX},
-	{"add", PN_ELEMENTWISE}, {"addu", PN_ELEMENTWISE},
-	{"mul", PN_ELEMENTWISE}, {"mulu", PN_ELEMENTWISE},
-	{"div", PN_ELEMENTWISE}, {"divu", PN_ELEMENTWISE},
-	{"pow", PN_ELEMENTWISE}, {"powu", PN_ELEMENTWISE},
-	{"relu", PN_ELEMENTWISE}, {"gelu", PN_ELEMENTWISE},
-	{"tanh", PN_ELEMENTWISE},
-};
-#define NS_NOPS ((int)(sizeof ns_ops / sizeof ns_ops[0]))
-
 enum { NS_B, NS_M, NS_N, NS_K, NS_H, NS_CIN, NS_COUT, NS_KERNEL, NS_IMAGE,
        NS_STRIDE, NS_PADDING, NS_NDIM };
 static const char *const ns_dim[NS_NDIM] = {
@@ -342,12 +270,8 @@ static double ns_get(const pn_csv *c, const int *dim, int which,
 static _Noreturn void ns_unknown_op(const pn_csv *c, int col)
 {
 	char list[256];
-	size_t len = 0;
-	for (int i = 0; i < NS_NOPS; i++)
-		len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-					i ? ", " : "", ns_ops[i].op);
 	pn_csv_die(c, col, "unknown OPName '%s' (one of: %s)", shown(c, col),
-		   list);
+		   pn_ns_list(0, list, sizeof list));
 }
 
 static long import_neusight(pn_csv *c)
@@ -361,15 +285,13 @@ static long import_neusight(pn_csv *c)
 	while (pn_csv_read(c)) {
 		n++;
 		const char *op = pn_csv_str(c, cop);
-		int k = 0;
-		while (k < NS_NOPS && strcmp(ns_ops[k].op, op) != 0)
-			k++;
-		if (k == NS_NOPS)
+		const pn_ns_op *k = pn_ns_opname(op);
+		if (!k)
 			ns_unknown_op(c, cop);
 		row r;
 		memset(&r, 0, sizeof r);
 		pn_layer *l = &r.l;
-		l->type = ns_ops[k].type;
+		l->type = k->type;
 		if (opt.layer >= 0 && (int)l->type != opt.layer)
 			pn_csv_die(c, cop, "OPName '%s' is layer '%s', not "
 				   "'%s' as --layer says", op,
@@ -408,10 +330,10 @@ static long import_neusight(pn_csv *c)
 			l->dim = ns_get(c, dim, NS_H, op, 1);
 			break;
 		}
-		snprintf(l->op, sizeof l->op, "%s", l->type == PN_ELEMENTWISE
-			 ? op : pn_layer_name(l->type));
+		snprintf(l->op, sizeof l->op, "%s", k->op ? k->op :
+			 pn_layer_name(l->type));
 		l->optimizer = PN_OPT_NONE;
-		r.precision = "fp32";
+		r.prec = PN_FP32;
 		r.device = device(c, cdev);
 		emit(c, FMT_NEUSIGHT, &r);
 	}
@@ -593,18 +515,17 @@ static long import_prenet(pn_csv *c)
 		default:
 			PN_BUG("PreNeT layer type without columns");
 		}
-		if (col[P_ACT] >= 0 && (l->type == PN_DENSE ||
-		    l->type == PN_CONV2D || is_rnn(l->type)))
-			l->activation = code(c, col[P_ACT], 4);
+		if (col[P_ACT] >= 0 && pn_layer_defs[l->type].activation)
+			l->activation = code(c, col[P_ACT], PN_NACT);
 		snprintf(l->op, sizeof l->op, "%s", pn_layer_name(l->type));
 		l->optimizer = col[P_OPTIMIZER] >= 0
 			? p_opt[code(c, col[P_OPTIMIZER], 6)] : PN_OPT_NONE;
 		l->train = l->optimizer != PN_OPT_NONE;
 		const char *prec = pn_csv_str(c, col[P_PRECISION]);
 		if (strcmp(prec, "32") == 0)
-			r.precision = "fp32";
+			r.prec = PN_FP32;
 		else if (strcmp(prec, "16") == 0)
-			r.precision = "fp16";
+			r.prec = PN_FP16;
 		else
 			pn_csv_die(c, col[P_PRECISION], "unknown value "
 				   "'%s' (one of: 32, 16)",

@@ -67,7 +67,8 @@ static const struct column {
 	const char *name;
 	enum kind kind;
 	double lo, hi;
-	const char *values;      /* K_ENUM: the default choice */
+	const char *values;      /* K_ENUM: the default choice; NULL: every
+				    name of the enumeration (layer.h) */
 } table[] = {
 	{ALL, "batch", K_SIZE, 1, 64, 0},
 	{"dense", "in_features", K_SIZE, 1, 4096, 0},
@@ -92,18 +93,16 @@ static const struct column {
 	{RNNS, "hidden", K_SIZE, 128, 1024, 0},
 	{RNNS, "layers", K_INT, 1, 4, 0},
 	{RNNS, "bidirectional", K_INT, 0, 1, 0},
-	{"elementwise", "op", K_ENUM, 0, 0, "add,sub,mul,div,pow,addu,subu,"
-	 "mulu,divu,powu,relu,gelu,tanh,sigmoid,exp,neg,copy,dropout"},
+	{"elementwise", "op", K_ENUM, 0, 0, 0},
 	{"layernorm softmax elementwise", "seq_len", K_SIZE, 1, 512, 0},
 	{"layernorm softmax elementwise", "dim", K_SIZE, 64, 1024, 0},
 	{"posenc", "seq_len", K_SIZE, 1, 512, 0},
 	{"posenc", "embed_dim", K_SIZE, 32, 1024, 0},
 	{"dense conv2d", "bias", K_INT, 0, 1, 0},
-	{"dense conv2d " RNNS, "activation", K_ENUM, 0, 0,
-	 "none,relu,tanh,sigmoid"},
+	{"dense conv2d " RNNS, "activation", K_ENUM, 0, 0, 0},
 	{"attention elementwise " RNNS, "dropout", K_REAL2, 0, 0.5, 0},
 	{ALL, "precision", K_ENUM, 0, 0, "fp32"},
-	{ALL, "optimizer", K_ENUM, 0, 0, "sgd,adam,adagrad,adadelta,rmsprop"},
+	{ALL, "optimizer", K_ENUM, 0, 0, 0},     /* none: by --train-ratio */
 	{ALL, "learning_rate", K_LOGREAL, 1e-5, 1e-1, 0},
 };
 #define NTABLE (sizeof table / sizeof table[0])
@@ -150,23 +149,28 @@ static col *find(const char *name)
 static const char *const *enum_names(const col *c)
 {
 	const char *n = c->t->name;
-	if (strcmp(n, "op") == 0)
-		return pn_elem_ops();
-	static const char *const prec[] = {"fp32", "tf32", "fp16", "bf16", 0};
-	static const char *const opt[] = {"none", "sgd", "adam", "adagrad",
-		"adadelta", "rmsprop", 0};
-	static const char *const act[] = {"none", "relu", "tanh", "sigmoid", 0};
-	return strcmp(n, "precision") == 0 ? prec :
-	       strcmp(n, "optimizer") == 0 ? opt : act;
+	return strcmp(n, "op") == 0 ? pn_elem_ops() :
+	       strcmp(n, "precision") == 0 ? pn_prec_names :
+	       strcmp(n, "optimizer") == 0 ? pn_opt_names : pn_act_names;
+}
+
+/* Every name of c's enumeration, comma-separated (optimizer: but none,
+ * which --train-ratio draws). */
+static const char *enum_default(const col *c)
+{
+	static char buf[256];
+	const char *const *names = enum_names(c);
+	size_t n = 0;
+	buf[0] = 0;
+	for (int i = strcmp(c->t->name, "optimizer") == 0; names[i]; i++)
+		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s",
+				      n ? "," : "", names[i]);
+	return buf;
 }
 
 static int enum_index(const col *c, const char *s)
 {
-	const char *const *names = enum_names(c);
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], s) == 0)
-			return i;
-	return -1;
+	return pn_name_index(enum_names(c), s);
 }
 
 static double minimum(const col *c)
@@ -364,11 +368,9 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 		pn_layer_set(l, cols[i].t->name, cols[i].v);
 	if (!find("bias"))
 		l->bias = 0;
-	if (l->seq_len == 0)
-		l->seq_len = 1;
 	col *act = find("activation"), *prec = find("precision");
 	l->activation = act ? (int)act->v : 0;
-	l->bytes = prec->v >= PN_FP16 ? 2 : 4;
+	l->bytes = pn_prec_bytes((pn_prec)prec->v);
 	l->optimizer = (int)opt->v;
 	l->train = l->optimizer != PN_OPT_NONE;
 	if (op)
@@ -398,43 +400,35 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 	return NULL;
 }
 
+/* The columns of the layer contract (layer.h's writer), with config.h's
+ * training columns. */
+static const char *outcols[32];
+static int noutcols;
+
 static void header(FILE *f)
 {
-	fputs("layer", f);
-	for (const char *const *d = pn_layer_dims(type); *d; d++)
-		fprintf(f, "\t%s", *d);
-	for (int i = 0; i < ncols; i++) {
-		const char *name = cols[i].t->name;
-		int dim = 0;
-		for (const char *const *d = pn_layer_dims(type); *d; d++)
-			dim |= strcmp(*d, name) == 0;
-		if (dim)
-			continue;
-		if (strcmp(name, "optimizer") == 0)
-			fputs("\tpass", f);
-		fprintf(f, "\t%s", name);
+	noutcols = pn_layer_columns(type, PN_LC_TRAINING, outcols);
+	for (int i = 0; i < noutcols; i++) {
+		if (i != 0 && !find(outcols[i]) &&
+		    strcmp(outcols[i], "pass") != 0)
+			PN_BUG("a column of the contract that is not drawn");
+		fprintf(f, "%s%s", i ? "\t" : "", outcols[i]);
 	}
 	putc('\n', f);
 }
 
+/* pass follows the optimizer: none is fwd, any other train. */
 static void row(FILE *f)
 {
 	fputs(pn_layer_name(type), f);
-	for (const char *const *d = pn_layer_dims(type); *d; d++) {
+	for (int i = 1; i < noutcols; i++) {
 		putc('\t', f);
-		put_value(f, find(*d));
-	}
-	for (int i = 0; i < ncols; i++) {
-		const char *name = cols[i].t->name;
-		int dim = 0;
-		for (const char *const *d = pn_layer_dims(type); *d; d++)
-			dim |= strcmp(*d, name) == 0;
-		if (dim)
-			continue;
-		if (strcmp(name, "optimizer") == 0)
-			fputs(cols[i].v == PN_OPT_NONE ? "\tfwd" : "\ttrain", f);
-		putc('\t', f);
-		put_value(f, &cols[i]);
+		if (strcmp(outcols[i], "pass") == 0)
+			fputs(pn_pass_names[find("optimizer")->v ==
+					    PN_OPT_NONE ? PN_PASS_FWD :
+					    PN_PASS_TRAIN], f);
+		else
+			put_value(f, find(outcols[i]));
 	}
 	putc('\n', f);
 }
@@ -459,6 +453,85 @@ static void show_ranges(FILE *f)
 		}
 		putc('\n', f);
 	}
+}
+
+/* The layer type of --layer and its columns, with their default ranges
+ * and choices. */
+static void choose_type(const char *layer)
+{
+	int t = pn_layer_type_of(layer);
+	if (t < 0) {
+		char list[256] = "";
+		size_t m = 0;
+		for (int i = 0; i < PN_NLAYERS; i++)
+			if (applies(table[0].types, pn_layer_names[i]))
+				m += (size_t)snprintf(list + m, sizeof list - m,
+						      "%s%s", m ? ", " : "",
+						      pn_layer_names[i]);
+		pn_usage_error("--layer: unknown layer type '%s' (one of: %s)",
+			       layer, list);
+	}
+	type = (pn_layer_type)t;
+	if (!applies(table[0].types, layer))
+		pn_usage_error("--layer: pn-sample draws no layer of type '%s'", layer);
+	for (size_t i = 0; i < NTABLE; i++) {
+		if (!applies(table[i].types, layer))
+			continue;
+		col *k = &cols[ncols++];
+		k->t = &table[i];
+		k->lo = table[i].lo;
+		k->hi = table[i].hi;
+		if (table[i].kind == K_ENUM)
+			set_list("table", k, table[i].values ? table[i].values
+				 : enum_default(k));
+	}
+}
+
+/* Write n configurations for every point of the grid; returns how many
+ * were written. */
+static long long generate(FILE *f, pn_rng *r, long long n, col **grid,
+			  int ngrid, const char *layer)
+{
+	long long written = 0, points = 1;
+	for (int g = 0; g < ngrid; g++)
+		points *= grid[g]->nchoice;
+	for (long long p = 0; p < points; p++) {
+		long long rest = p;
+		for (int g = ngrid - 1; g >= 0; g--) {
+			grid[g]->gi = (int)(rest % grid[g]->nchoice);
+			grid[g]->v = grid[g]->cval[grid[g]->gi];
+			rest /= grid[g]->nchoice;
+		}
+		for (long long i = 0; i < n; i++) {
+			char why[160];
+			const char *bad = why;
+			pn_layer l;
+			for (int k = 0; k < TRIES && bad; k++) {
+				draw(r);
+				bad = finish(&l, why, sizeof why);
+			}
+			if (bad && ngrid) {
+				char at[256] = "";
+				size_t m = 0;
+				for (int g = 0; g < ngrid; g++) {
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s%s=",
+						g ? " " : "", grid[g]->t->name);
+					m += (size_t)snprintf(at + m,
+						sizeof at - m, "%s", grid[g]->choice[grid[g]->gi]);
+				}
+				pn_warn("grid point %s skipped: %s", at, bad);
+				break;
+			}
+			if (bad)
+				pn_die(PN_EXIT_DATA, "no possible %s "
+				       "configuration in %d draws (last: %s)",
+				       layer, TRIES, bad);
+			row(f);
+			written++;
+		}
+	}
+	return written;
 }
 
 int main(int argc, char **argv)
@@ -528,25 +601,7 @@ int main(int argc, char **argv)
 		pn_usage_error("extra operand '%s'", argv[optind]);
 	if (!layer)
 		pn_usage_error("missing --layer");
-	int t = pn_layer_type_of(layer);
-	if (t < 0)
-		pn_usage_error("--layer: unknown layer type '%s' (one of: dense, "
-			       "bmm, conv2d, attention, embedding, rnn, lstm, "
-			       "gru, layernorm, softmax, elementwise, posenc)",
-			       layer);
-	type = (pn_layer_type)t;
-	if (!applies(table[0].types, layer))
-		pn_usage_error("--layer: pn-sample draws no layer of type '%s'", layer);
-	for (size_t i = 0; i < NTABLE; i++) {
-		if (!applies(table[i].types, layer))
-			continue;
-		col *k = &cols[ncols++];
-		k->t = &table[i];
-		k->lo = table[i].lo;
-		k->hi = table[i].hi;
-		if (table[i].kind == K_ENUM)
-			set_list("table", k, table[i].values);
-	}
+	choose_type(layer);
 
 	/* grid columns, in the order given; the first varies slowest */
 	col *grid[16];
@@ -602,45 +657,7 @@ int main(int argc, char **argv)
 	pn_rng_seed(&r, seed);
 	FILE *f = pn_output_open(out);
 	header(f);
-	long long written = 0, points = 1;
-	for (int g = 0; g < ngrid; g++)
-		points *= grid[g]->nchoice;
-	for (long long p = 0; p < points; p++) {
-		long long rest = p;
-		for (int g = ngrid - 1; g >= 0; g--) {
-			grid[g]->gi = (int)(rest % grid[g]->nchoice);
-			grid[g]->v = grid[g]->cval[grid[g]->gi];
-			rest /= grid[g]->nchoice;
-		}
-		for (long long i = 0; i < n; i++) {
-			char why[160];
-			const char *bad = why;
-			pn_layer l;
-			for (int k = 0; k < TRIES && bad; k++) {
-				draw(&r);
-				bad = finish(&l, why, sizeof why);
-			}
-			if (bad && ngrid) {
-				char at[256] = "";
-				size_t m = 0;
-				for (int g = 0; g < ngrid; g++) {
-					m += (size_t)snprintf(at + m,
-						sizeof at - m, "%s%s=",
-						g ? " " : "", grid[g]->t->name);
-					m += (size_t)snprintf(at + m,
-						sizeof at - m, "%s", grid[g]->choice[grid[g]->gi]);
-				}
-				pn_warn("grid point %s skipped: %s", at, bad);
-				break;
-			}
-			if (bad)
-				pn_die(PN_EXIT_DATA, "no possible %s "
-				       "configuration in %d draws (last: %s)",
-				       layer, TRIES, bad);
-			row(f);
-			written++;
-		}
-	}
+	long long written = generate(f, &r, n, grid, ngrid, layer);
 	if (written == 0)
 		pn_die(PN_EXIT_DATA, "no possible configuration in the grid");
 	pn_output_close(f);

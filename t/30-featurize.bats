@@ -183,3 +183,19 @@ near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !
 	[[ "$output" == "pn-featurize: $BATS_TEST_TMPDIR/cpu.tsv:2: unknown device 'AMD-EPYC-1t' in "*" (closest: "*"); pass --gpuspecs FILE with a table that has it (pn-time --cpu-spec -o FILE writes one for a CPU)" ]]
 	pn-featurize --gpuspecs "$PN_ROOT/samples/cpu/cpu-spec.tsv" "$BATS_TEST_TMPDIR/cpu.tsv" >/dev/null
 }
+
+# issue 14 item 4: the optimizer lookup read past its name list
+# (global-buffer-overflow under make SANITIZE=1)
+@test "pn-featurize rejects an optimizer name in capitals" {
+	printf 'layer\tbatch\tm\tn\tk\toptimizer\tdevice\nbmm\t1\t2\t3\t4\tAdam\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'optimizer': unknown value 'Adam' (one of: none, sgd, adam, adagrad, adadelta, rmsprop)" ]
+}
+
+@test "pn-featurize rejects an optimizer pn does not know" {
+	printf 'layer\tbatch\tm\tn\tk\toptimizer\tdevice\nbmm\t1\t2\t3\t4\tlion\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'optimizer': unknown value 'lion' (one of: none, sgd, adam, adagrad, adadelta, rmsprop)" ]
+}

@@ -10,19 +10,18 @@ const char *const pn_feature_names[PN_F_N] = {
 	"gpu_peak_gflops",
 };
 
-double pn_peak_gflops(const pn_gpu *g, int bytes)
+void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
+		    double *f)
 {
-	if (bytes == 2 && !isnan(g->fp16_gflops))
-		return g->fp16_gflops;
-	return g->fp32_gflops;
-}
-
-void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
-		 double *f)
-{
-	double peak = pn_peak_gflops(g, l->bytes) * 1e9;     /* FLOP/s */
-	double bw = g->mem_bw_gbs * 1e9;                     /* B/s */
-	double compute = w->flops / peak * 1e3, memory = w->traffic / bw * 1e3;
+	pn_work work, *w = &work;
+	pn_layer_work(l, w);
+	if (traffic > 0)
+		w->traffic = traffic;
+	double gflops = pn_peak_gflops(g, l->bytes);
+	double peak = gflops * 1e9;                          /* FLOP/s */
+	double compute, memory;
+	double roof = pn_roofline_time_ms(w->flops, w->traffic, gflops,
+					  g->mem_bw_gbs, &compute, &memory);
 	double waves = ceil(w->tiles / g->sms);
 	f[PN_F_FLOPS] = w->flops;
 	f[PN_F_CO] = w->co;
@@ -35,7 +34,7 @@ void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
 	f[PN_F_AI] = w->flops / w->traffic;
 	f[PN_F_COMPUTE_MS] = compute;
 	f[PN_F_MEMORY_MS] = memory;
-	f[PN_F_ROOFLINE_MS] = compute > memory ? compute : memory;
+	f[PN_F_ROOFLINE_MS] = roof;
 	f[PN_F_TILES] = w->tiles;
 	f[PN_F_WAVES] = waves;
 	f[PN_F_WAVE_EFF] = w->tiles / (waves * g->sms);

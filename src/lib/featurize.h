@@ -1,12 +1,13 @@
 /* featurize.h - the features pn-featurize(1) appends to a layer row, as a
- * function of the layer's work and the device's spec sheet.
+ * function of the layer's work (layer.h) and the device's spec sheet.
  *
  * The formulas are pn-featurize(1)'s: compute time flops / peak, memory time
- * traffic / bandwidth, the roofline time their maximum, waves of tiles over
- * the SMs, and the device's own columns.  pn-featurize(1) writes them in the
- * order of pn_feature_names; pn-sum(1) builds the same columns for a network
- * row on each device it predicts, so a model fitted on featurized rows sees
- * the same inputs at prediction time.
+ * traffic / bandwidth, the roofline time their maximum (roofline.h: pn's
+ * roofline, 10^9 units), waves of tiles over the SMs, and the device's own
+ * columns.  pn-featurize(1) writes them in the order of pn_feature_names;
+ * pn-sum(1) builds the same columns for a network row on each device it
+ * predicts, both through pn_feature_row, so a model fitted on featurized
+ * rows sees the same inputs at prediction time.
  */
 #ifndef PN_FEATURIZE_H
 #define PN_FEATURIZE_H
@@ -15,6 +16,7 @@
 
 #include "gpuspec.h"
 #include "layer.h"
+#include "roofline.h"
 
 enum {
 	PN_F_FLOPS, PN_F_CO, PN_F_CM_WEIGHTS, PN_F_CM_IN, PN_F_CM_OUT,
@@ -29,16 +31,12 @@ enum {
 /* Column names, indexed by PN_F_*: "flops" ... "gpu_peak_gflops". */
 extern const char *const pn_feature_names[PN_F_N];
 
-/* Peak GFLOP/s for a precision of `bytes` bytes per element: the FP16
- * tensor peak for 2-byte precisions on GPUs that list one, else the FP32
- * peak (pn's fp32 data run without TF32). */
-double pn_peak_gflops(const pn_gpu *g, int bytes);
-
-/* Fill f[PN_F_N] for layer l with work w (from pn_layer_work, possibly with
- * w->traffic overridden) on GPU g.  Never fails; a GPU without a core count
+/* The feature columns f[PN_F_N] of layer l on GPU g: its work
+ * (pn_layer_work), with traffic bytes instead of the estimate when traffic
+ * > 0 (a network's traffic_bytes).  Never fails; a GPU without a core count
  * gives gpu_cores 0. */
-void pn_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
-		 double *f);
+void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
+		    double *f);
 
 
 /* ---- feature sets -------------------------------------------------------

@@ -1,11 +1,13 @@
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "layer.h"
 
-static const char *const names[PN_NLAYERS] = {
-	"dense", "bmm", "conv2d", "attention", "embedding", "rnn", "lstm",
-	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem",
-};
+/* ---- the tables -------------------------------------------------------- */
 
 static const char *const d_dense[] = {"batch", "in_features", "out_features", 0};
 static const char *const d_bmm[] = {"batch", "m", "n", "k", 0};
@@ -20,58 +22,53 @@ static const char *const d_elem[] = {"op", "batch", "seq_len", "dim", 0};
 static const char *const d_pos[] = {"batch", "seq_len", "embed_dim", 0};
 static const char *const d_mem[] = {"elements", 0};
 
-static const char *const *const dims[PN_NLAYERS] = {
-	d_dense, d_bmm, d_conv, d_attn, d_emb, d_rnn, d_rnn, d_rnn, d_vec,
-	d_vec, d_elem, d_pos, d_mem,
+/* name, dims, bias, activation, weights, dropout, vector */
+const pn_layer_def pn_layer_defs[PN_NLAYERS] = {
+	[PN_DENSE] = {"dense", d_dense, 1, 1, 1, 0, 0},
+	[PN_BMM] = {"bmm", d_bmm, 0, 0, 0, 0, 0},
+	[PN_CONV2D] = {"conv2d", d_conv, 1, 1, 1, 0, 0},
+	[PN_ATTENTION] = {"attention", d_attn, 0, 0, 1, 1, 0},
+	[PN_EMBEDDING] = {"embedding", d_emb, 0, 0, 1, 0, 0},
+	[PN_RNN] = {"rnn", d_rnn, 0, 1, 1, 1, 0},
+	[PN_LSTM] = {"lstm", d_rnn, 0, 1, 1, 1, 0},
+	[PN_GRU] = {"gru", d_rnn, 0, 1, 1, 1, 0},
+	[PN_LAYERNORM] = {"layernorm", d_vec, 0, 0, 1, 0, 1},
+	[PN_SOFTMAX] = {"softmax", d_vec, 0, 0, 0, 0, 1},
+	[PN_ELEMENTWISE] = {"elementwise", d_elem, 0, 0, 0, 1, 1},
+	[PN_POSENC] = {"posenc", d_pos, 0, 0, 0, 0, 0},
+	[PN_MEM] = {"mem", d_mem, 0, 0, 0, 0, 0},
 };
 
-static const char *const extra_config[] = {
-	"layer", "precision", "pass", "optimizer", "activation", "bias", 0
+const char *const pn_layer_names[PN_NLAYERS + 1] = {
+	"dense", "bmm", "conv2d", "attention", "embedding", "rnn", "lstm",
+	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem", 0
 };
 
-const char *pn_layer_name(pn_layer_type t)
-{
-	return (unsigned)t < PN_NLAYERS ? names[t] : "?";
-}
+const char *const pn_prec_names[PN_NPREC + 1] = {"fp32", "tf32", "fp16", "bf16", 0};
+static const int prec_bytes[PN_NPREC] = {4, 4, 2, 2};
+const char *const pn_pass_names[PN_NPASS + 1] = {"fwd", "train", 0};
+const char *const pn_opt_names[PN_NOPT + 1] = {
+	"none", "sgd", "adam", "adagrad", "adadelta", "rmsprop", 0
+};
+const char *const pn_act_names[PN_NACT + 1] = {"none", "relu", "tanh", "sigmoid", 0};
 
-int pn_layer_type_of(const char *name)
-{
-	for (int i = 0; i < PN_NLAYERS; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
+/* Elementwise ops; the first five read two tensors. */
+static const char *const elemops[] = {
+	"add", "sub", "mul", "div", "pow", "addu", "subu", "mulu", "divu",
+	"powu", "relu", "gelu", "tanh", "sigmoid", "exp", "neg", "copy",
+	"dropout", 0
+};
+enum { NBINARY = 5 };
 
-const char *const *pn_layer_dims(pn_layer_type t)
-{
-	return dims[t];
-}
+const char *const pn_layer_attrs[] = {
+	"op", "bias", "activation", "precision", "pass", "optimizer", 0
+};
 
-int pn_layer_is_config_col(const char *name)
-{
-	for (const char *const *c = extra_config; *c; c++)
-		if (strcmp(*c, name) == 0)
-			return 1;
-	for (int t = 0; t < PN_NLAYERS; t++)
-		for (const char *const *c = dims[t]; *c; c++)
-			if (strcmp(*c, name) == 0)
-				return 1;
-	return 0;
-}
-
-/* ---- reading ----------------------------------------------------------- */
-
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "err.h"
-
-/* Every numeric dimension column, with its place in pn_layer. */
+/* Every numeric column of pn_layer, with its place and smallest value. */
 static const struct {
 	const char *name;
 	size_t off;
-	double min;      /* smallest allowed value */
+	double min;
 } numdims[] = {
 #define D(f, lo) {#f, offsetof(pn_layer, f), lo}
 	D(batch, 1), D(seq_len, 1), D(dim, 1), D(in_features, 1),
@@ -79,47 +76,32 @@ static const struct {
 	D(out_channels, 1), D(kernel, 1), D(image, 1), D(stride, 1),
 	D(padding, 0), D(embed_dim, 1), D(heads, 1), D(vocab, 1),
 	D(input_size, 1), D(hidden, 1), D(layers, 1), D(bidirectional, 0),
-	D(elements, 1),
+	D(elements, 1), D(bias, 0),
 #undef D
 };
 #define NNUM (sizeof numdims / sizeof numdims[0])
+#define NDIMS (NNUM - 1)     /* every numeric column but bias */
 
-struct pn_layer_cols {
-	int layer, op, precision, pass, optimizer, activation, bias;
-	int num[NNUM];
+/* NeuSight's operators: OPName of per-op data, kind of graphs. */
+static const pn_ns_op ns_ops[] = {
+	{"linear", "Linear", PN_DENSE, NULL},
+	{"bmm", "BMM", PN_BMM, NULL},
+	{"conv", NULL, PN_CONV2D, NULL},
+	{NULL, "MEM", PN_MEM, NULL},
+	{"ln", "VECln", PN_LAYERNORM, NULL},
+	{"softmax", "VECsoftmax", PN_SOFTMAX, NULL},
+#define E(data, op) {data, "VEC" op, PN_ELEMENTWISE, op}
+	E("add", "add"), E("addu", "addu"), E(NULL, "sub"), E(NULL, "subu"),
+	E("mul", "mul"), E("mulu", "mulu"), E("div", "div"), E("divu", "divu"),
+	E("pow", "pow"), E("powu", "powu"), E("relu", "relu"),
+	E("gelu", "gelu"), E("tanh", "tanh"), E(NULL, "sigmoid"),
+#undef E
 };
+#define NS_NOPS (sizeof ns_ops / sizeof ns_ops[0])
 
-static const char *const optnames[PN_NOPT] = {
-	"none", "sgd", "adam", "adagrad", "adadelta", "rmsprop"
-};
-static const char *const actnames[] = {"none", "relu", "tanh", "sigmoid", 0};
-static const char *const elemops[] = {
-	"add", "sub", "mul", "div", "pow", "addu", "subu", "mulu", "divu",
-	"powu", "relu", "gelu", "tanh", "sigmoid", "exp", "neg", "copy",
-	"dropout", 0
-};
+/* ---- names ------------------------------------------------------------- */
 
-pn_layer_cols *pn_layer_cols_new(const pn_tsv *in)
-{
-	pn_layer_cols *c = pn_xcalloc(1, sizeof *c);
-	c->layer = pn_tsv_col(in, "layer");
-	c->op = pn_tsv_find(in, "op");
-	c->precision = pn_tsv_find(in, "precision");
-	c->pass = pn_tsv_find(in, "pass");
-	c->optimizer = pn_tsv_find(in, "optimizer");
-	c->activation = pn_tsv_find(in, "activation");
-	c->bias = pn_tsv_find(in, "bias");
-	for (size_t i = 0; i < NNUM; i++)
-		c->num[i] = pn_tsv_find(in, numdims[i].name);
-	return c;
-}
-
-void pn_layer_cols_free(pn_layer_cols *c)
-{
-	free(c);
-}
-
-static int lookup(const char *const *list, const char *s)
+int pn_name_index(const char *const *list, const char *s)
 {
 	for (int i = 0; list[i]; i++)
 		if (strcmp(list[i], s) == 0)
@@ -127,95 +109,138 @@ static int lookup(const char *const *list, const char *s)
 	return -1;
 }
 
-/* Optional enumerated column: default when absent or NA. */
-static int read_enum(const pn_tsv *in, int col, const char *const *list,
-		     int dflt)
+char *pn_name_list(const char *const *list, char *buf, size_t n)
 {
-	if (col < 0 || pn_tsv_na(in, col))
-		return dflt;
-	int v = lookup(list, pn_tsv_str(in, col));
-	if (v < 0) {
-		char allowed[256] = "";
-		size_t n = 0;
-		for (int i = 0; list[i]; i++)
-			n += (size_t)snprintf(allowed + n, sizeof allowed - n,
-					      "%s%s", i ? ", " : "", list[i]);
-		pn_tsv_die(in, col, "unknown value '%s' (one of: %s)",
-			   pn_tsv_str(in, col), allowed);
-	}
-	return v;
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; list[i] && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s",
+					i ? ", " : "", list[i]);
+	return buf;
+}
+
+const char *pn_layer_name(pn_layer_type t)
+{
+	return (unsigned)t < PN_NLAYERS ? pn_layer_names[t] : "?";
+}
+
+int pn_layer_type_of(const char *name)
+{
+	return pn_name_index(pn_layer_names, name);
+}
+
+const char *const *pn_layer_dims(pn_layer_type t)
+{
+	return pn_layer_defs[t].dims;
+}
+
+const char *pn_prec_name(pn_prec p)
+{
+	return (unsigned)p < PN_NPREC ? pn_prec_names[p] : "?";
+}
+
+int pn_prec_of(const char *name) { return pn_name_index(pn_prec_names, name); }
+
+int pn_prec_bytes(pn_prec p)
+{
+	return (unsigned)p < PN_NPREC ? prec_bytes[p] : 0;
+}
+
+const char *pn_opt_name(int o)
+{
+	return (unsigned)o < PN_NOPT ? pn_opt_names[o] : "?";
+}
+
+int pn_opt_of(const char *name) { return pn_name_index(pn_opt_names, name); }
+
+const char *pn_act_name(int a)
+{
+	return (unsigned)a < PN_NACT ? pn_act_names[a] : "?";
+}
+
+int pn_act_of(const char *name) { return pn_name_index(pn_act_names, name); }
+
+const char *const *pn_elem_ops(void) { return elemops; }
+
+int pn_elem_binary(const char *op)
+{
+	int i = pn_name_index(elemops, op);
+	return i >= 0 && i < NBINARY;
 }
 
 static int needs(pn_layer_type t, const char *name)
 {
-	for (const char *const *d = dims[t]; *d; d++)
-		if (strcmp(*d, name) == 0)
+	return pn_name_index(pn_layer_defs[t].dims, name) >= 0;
+}
+
+int pn_layer_is_config_col(const char *name)
+{
+	if (strcmp(name, "layer") == 0 ||
+	    pn_name_index(pn_layer_attrs, name) >= 0)
+		return 1;
+	for (int t = 0; t < PN_NLAYERS; t++)
+		if (needs((pn_layer_type)t, name))
 			return 1;
 	return 0;
 }
 
-void pn_layer_read(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l)
+const pn_ns_op *pn_ns_opname(const char *opname)
 {
-	memset(l, 0, sizeof *l);
-	const char *name = pn_tsv_str(in, c->layer);
-	int t = pn_layer_type_of(name);
-	if (t < 0) {
-		char list[256] = "";
-		size_t n = 0;
-		for (int i = 0; i < PN_NLAYERS; i++)
-			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
-					      i ? ", " : "", names[i]);
-		pn_tsv_die(in, c->layer, "unknown layer type '%s' (one of: %s)",
-			   name, list);
-	}
-	l->type = (pn_layer_type)t;
-	snprintf(l->op, sizeof l->op, "%s", names[t]);
-	if (t == PN_ELEMENTWISE) {
-		if (c->op < 0)
-			pn_tsv_die_row(in, "missing column 'op' (needed by "
-				       "layer 'elementwise')");
-		if (lookup(elemops, pn_tsv_str(in, c->op)) < 0)
-			pn_tsv_die(in, c->op, "unknown elementwise op '%s'",
-				   pn_tsv_str(in, c->op));
-		snprintf(l->op, sizeof l->op, "%s", pn_tsv_str(in, c->op));
-	}
-	for (size_t i = 0; i < NNUM; i++) {
-		if (!needs(l->type, numdims[i].name))
-			continue;
-		int col = c->num[i];
-		if (col < 0)
-			pn_tsv_die_row(in, "missing column '%s' (needed by "
-				       "layer '%s')", numdims[i].name, name);
-		if (pn_tsv_na(in, col))
-			pn_tsv_die(in, col, "no value for layer '%s'", name);
-		double v = (double)pn_tsv_int(in, col);
-		if (v < numdims[i].min)
-			pn_tsv_die(in, col, "%s must be at least %g, not %g",
-				   numdims[i].name, numdims[i].min, v);
-		*(double *)((char *)l + numdims[i].off) = v;
-	}
-	if (t == PN_LAYERNORM || t == PN_SOFTMAX || t == PN_ELEMENTWISE ||
-	    t == PN_POSENC || t == PN_ATTENTION || t == PN_EMBEDDING ||
-	    t == PN_RNN || t == PN_LSTM || t == PN_GRU)
-		if (l->seq_len == 0)
-			l->seq_len = 1;
-	if (c->bias >= 0 && !pn_tsv_na(in, c->bias))
-		l->bias = (double)pn_tsv_int(in, c->bias);
-	else
-		l->bias = t == PN_DENSE || t == PN_CONV2D;
-	l->activation = read_enum(in, c->activation, actnames, 0);
-	static const char *const precs[] = {"fp32", "tf32", "fp16", "bf16", 0};
-	static const int pbytes[] = {4, 4, 2, 2};
-	l->bytes = pbytes[read_enum(in, c->precision, precs, 0)];
-	static const char *const passes[] = {"fwd", "train", 0};
-	l->train = read_enum(in, c->pass, passes, 0);
-	l->optimizer = read_enum(in, c->optimizer, optnames, PN_OPT_NONE);
-	char msg[160];
-	if (pn_layer_check(l, msg, sizeof msg))
-		pn_tsv_die_row(in, "impossible %s: %s", name, msg);
+	for (size_t i = 0; i < NS_NOPS; i++)
+		if (ns_ops[i].opname && strcmp(ns_ops[i].opname, opname) == 0)
+			return &ns_ops[i];
+	return NULL;
 }
 
-static double conv_out(const pn_layer *l)
+const pn_ns_op *pn_ns_kind(const char *kind, size_t len)
+{
+	for (size_t i = 0; i < NS_NOPS; i++)
+		if (ns_ops[i].kind && strlen(ns_ops[i].kind) == len &&
+		    memcmp(ns_ops[i].kind, kind, len) == 0)
+			return &ns_ops[i];
+	return NULL;
+}
+
+char *pn_ns_list(int graph, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NS_NOPS && len < n; i++) {
+		const char *s = graph ? ns_ops[i].kind : ns_ops[i].opname;
+		if (s)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s",
+						len ? ", " : "", s);
+	}
+	return buf;
+}
+
+/* ---- fields ------------------------------------------------------------ */
+
+static int numdim(const char *name)
+{
+	for (size_t i = 0; i < NNUM; i++)
+		if (strcmp(numdims[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int pn_layer_set(pn_layer *l, const char *name, double v)
+{
+	int i = numdim(name);
+	if (i < 0)
+		return -1;
+	*(double *)((char *)l + numdims[i].off) = v;
+	return 0;
+}
+
+double pn_layer_get(const pn_layer *l, const char *name)
+{
+	int i = numdim(name);
+	return i < 0 ? NAN : *(const double *)((const char *)l +
+					       numdims[i].off);
+}
+
+double pn_conv_out(const pn_layer *l)
 {
 	return floor((l->image + 2 * l->padding - l->kernel) / l->stride) + 1;
 }
@@ -260,6 +285,219 @@ const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 	return NULL;
 }
 
+/* ---- reading ----------------------------------------------------------- */
+
+struct pn_layer_cols {
+	int layer, op, precision, pass, optimizer, activation;
+	int num[NNUM];
+};
+
+pn_layer_cols *pn_layer_cols_new(const pn_tsv *in)
+{
+	pn_layer_cols *c = pn_xcalloc(1, sizeof *c);
+	c->layer = pn_tsv_col(in, "layer");
+	c->op = pn_tsv_find(in, "op");
+	c->precision = pn_tsv_find(in, "precision");
+	c->pass = pn_tsv_find(in, "pass");
+	c->optimizer = pn_tsv_find(in, "optimizer");
+	c->activation = pn_tsv_find(in, "activation");
+	for (size_t i = 0; i < NNUM; i++)
+		c->num[i] = pn_tsv_find(in, numdims[i].name);
+	return c;
+}
+
+void pn_layer_cols_free(pn_layer_cols *c)
+{
+	free(c);
+}
+
+int pn_layer_cols_layer(const pn_layer_cols *c)
+{
+	return c->layer;
+}
+
+static __attribute__((format(printf, 4, 5)))
+int fail(pn_layer_err *e, int col, const char *const *names,
+	 const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	e->col = col;
+	e->names = names;
+	return -1;
+}
+
+/* A whole number (|v| < 2^53) into *v; in a message, as pn_tsv_int words
+ * it, the field cut to 40 bytes. */
+static int whole(const pn_tsv *in, int col, double *v, pn_layer_err *e)
+{
+	const char *s = pn_tsv_str(in, col);
+	int num = pn_parse_num(s, pn_tsv_len(in, col), v) == 0;
+	if (num && *v == floor(*v) && fabs(*v) < 0x1p53)
+		return 0;
+	e->notwhole = 1;
+	return fail(e, col, NULL, "'%.*s%s' is not a %snumber",
+		    pn_tsv_len(in, col) < 44 ? 44 : 40, s,
+		    pn_tsv_len(in, col) < 44 ? "" : "...", num ? "whole " : "");
+}
+
+/* Optional enumerated column: dflt when absent or NA. */
+static int read_enum(const pn_tsv *in, int col, const char *const *list,
+		     int dflt, int *v, pn_layer_err *e)
+{
+	*v = dflt;
+	if (col < 0 || pn_tsv_na(in, col))
+		return 0;
+	if ((*v = pn_name_index(list, pn_tsv_str(in, col))) >= 0)
+		return 0;
+	return fail(e, col, list, "unknown value '%s'", pn_tsv_str(in, col));
+}
+
+/* The type, op and dimensions of the row. */
+static int read_dims(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
+		     pn_layer_err *e)
+{
+	const char *name = pn_tsv_str(in, c->layer);
+	int t = pn_layer_type_of(name);
+	if (t < 0)
+		return fail(e, c->layer, pn_layer_names,
+			    "unknown layer type '%s'", name);
+	l->type = (pn_layer_type)t;
+	snprintf(l->op, sizeof l->op, "%s", name);
+	if (t == PN_ELEMENTWISE) {
+		if (c->op < 0)
+			return fail(e, -1, NULL, "missing column 'op' (needed "
+				    "by layer 'elementwise')");
+		if (pn_tsv_na(in, c->op))
+			return fail(e, c->op, NULL, "no value for layer "
+				    "'elementwise'");
+		if (pn_name_index(elemops, pn_tsv_str(in, c->op)) < 0)
+			return fail(e, c->op, NULL, "unknown elementwise op "
+				    "'%s'", pn_tsv_str(in, c->op));
+		snprintf(l->op, sizeof l->op, "%s", pn_tsv_str(in, c->op));
+	}
+	for (size_t i = 0; i < NDIMS; i++) {
+		if (!needs(l->type, numdims[i].name))
+			continue;
+		int col = c->num[i];
+		double v;
+		if (col < 0)
+			return fail(e, -1, NULL, "missing column '%s' (needed "
+				    "by layer '%s')", numdims[i].name, name);
+		if (pn_tsv_na(in, col))
+			return fail(e, col, NULL, "no value for layer '%s'",
+				    name);
+		if (whole(in, col, &v, e) != 0)
+			return -1;
+		if (v < numdims[i].min)
+			return fail(e, col, NULL, "%s must be at least %g, "
+				    "not %g", numdims[i].name,
+				    numdims[i].min, v);
+		*(double *)((char *)l + numdims[i].off) = v;
+	}
+	return 0;
+}
+
+int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
+		   pn_prec *prec, pn_layer_err *e)
+{
+	memset(l, 0, sizeof *l);
+	e->col = -1;
+	e->msg[0] = 0;
+	e->names = NULL;
+	e->notwhole = 0;
+	if (read_dims(in, c, l, e) != 0)
+		return -1;
+	int bcol = c->num[NNUM - 1];
+	l->bias = pn_layer_defs[l->type].bias;
+	if (bcol >= 0 && !pn_tsv_na(in, bcol) &&
+	    whole(in, bcol, &l->bias, e) != 0)
+		return -1;
+	int act, p, pass, opt;
+	if (read_enum(in, c->activation, pn_act_names, PN_ACT_NONE, &act,
+		      e) != 0 ||
+	    read_enum(in, c->precision, pn_prec_names, PN_FP32, &p, e) != 0 ||
+	    read_enum(in, c->pass, pn_pass_names, PN_PASS_FWD, &pass, e) != 0 ||
+	    read_enum(in, c->optimizer, pn_opt_names, PN_OPT_NONE, &opt,
+		      e) != 0)
+		return -1;
+	l->activation = act;
+	l->bytes = pn_prec_bytes((pn_prec)p);
+	l->train = pass == PN_PASS_TRAIN;
+	l->optimizer = opt;
+	if (prec)
+		*prec = (pn_prec)p;
+	char why[160];
+	if (pn_layer_check(l, why, sizeof why))
+		return fail(e, -1, NULL, "impossible %s: %s",
+			    pn_layer_name(l->type), why);
+	return 0;
+}
+
+void pn_layer_read(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l)
+{
+	pn_layer_err e;
+	if (pn_layer_parse(in, c, l, NULL, &e) == 0)
+		return;
+	char list[256] = "";
+	if (e.names)
+		pn_name_list(e.names, list, sizeof list);
+	const char *open = e.names ? " (one of: " : "", *close = e.names ? ")"
+								      : "";
+	if (e.col < 0)
+		pn_tsv_die_row(in, "%s%s%s%s", e.msg, open, list, close);
+	pn_tsv_die(in, e.col, "%s%s%s%s", e.msg, open, list, close);
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+int pn_layer_columns(pn_layer_type t, int flags, const char **cols)
+{
+	const pn_layer_def *d = &pn_layer_defs[t];
+	int n = 0;
+	cols[n++] = "layer";
+	if (t == PN_ELEMENTWISE || (flags & PN_LC_VECOP && d->vector))
+		cols[n++] = "op";
+	for (const char *const *s = d->dims; *s; s++)
+		if (strcmp(*s, "op") != 0)
+			cols[n++] = *s;
+	if (d->bias)
+		cols[n++] = "bias";
+	if (d->activation)
+		cols[n++] = "activation";
+	if (flags & PN_LC_TRAINING && d->dropout)
+		cols[n++] = "dropout";
+	cols[n++] = "precision";
+	cols[n++] = "pass";
+	cols[n++] = "optimizer";
+	if (flags & PN_LC_TRAINING)
+		cols[n++] = "learning_rate";
+	return n;
+}
+
+const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
+			   char *buf)
+{
+	int i = numdim(name);
+	if (i >= 0) {
+		pn_fmt_num(buf, pn_layer_get(l, name));
+		return buf;
+	}
+	switch (pn_name_index(pn_layer_attrs, name)) {
+	case 0: return l->op;
+	case 1: pn_fmt_num(buf, l->bias); return buf;
+	case 2: return pn_act_name((int)l->activation);
+	case 3: return pn_prec_name(prec);
+	case 4: return pn_pass_names[l->train ? PN_PASS_TRAIN : PN_PASS_FWD];
+	case 5: return pn_opt_name(l->optimizer);
+	default:
+		return strcmp(name, "layer") == 0 ? pn_layer_name(l->type)
+						  : NULL;
+	}
+}
+
 /* ---- work -------------------------------------------------------------- */
 
 #define TILE 128.0
@@ -267,15 +505,6 @@ const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 static double tiles2(double rows, double cols)
 {
 	return ceil(rows / TILE) * ceil(cols / TILE);
-}
-
-/* Per-element flops of an elementwise op, and whether it reads two
- * tensors. */
-static void elem_cost(const char *op, double *flops, int *binary)
-{
-	static const char *const bin[] = {"add", "sub", "mul", "div", "pow", 0};
-	*binary = lookup(bin, op) >= 0;
-	*flops = 1;
 }
 
 void pn_layer_work(const pn_layer *l, pn_work *w)
@@ -303,7 +532,7 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		w->tiles = B * tiles2(l->m, l->k);
 		break;
 	case PN_CONV2D: {
-		double oh = conv_out(l), kk = l->kernel * l->kernel;
+		double oh = pn_conv_out(l), kk = l->kernel * l->kernel;
 		double outpix = B * oh * oh;
 		w->flops = 2 * outpix * l->out_channels * l->in_channels * kk +
 			   l->bias * outpix * l->out_channels +
@@ -378,12 +607,9 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		w->vector = 1;
 		break;
 	case PN_ELEMENTWISE: {
-		double f;
-		int binary;
-		elem_cost(l->op, &f, &binary);
 		double n = B * S * l->dim;
-		w->flops = w->co = f * n;
-		win = (binary ? 2 : 1) * n;
+		w->flops = w->co = n;               /* one flop an element */
+		win = (pn_elem_binary(l->op) ? 2 : 1) * n;
 		wout = n;
 		w->tiles = ceil(n / 1024);
 		w->vector = 1;
