@@ -80,47 +80,53 @@ static void check_format(const char *opt, const char *fmt)
 		       "(N from 0 to 17) or %%s", opt);
 }
 
-/* Column k (from 1) named by one item of COLS: a name, a position, or a
- * range of positions A-B or A-; sets sel[lo-1..hi-1]. */
-static void select_item(const pn_tsv *in, const char *item, char *sel)
+/* Mark in sel the columns that one item of COLS names: a name, a position
+ * from 1, or a range of positions A-B or A-.  An item that names none
+ * leaves a message in why (n bytes) and returns -1. */
+static int select_item(const pn_tsv *in, const char *item, char *sel,
+		       char *why, size_t n)
 {
 	int nc = pn_tsv_ncols(in);
 	int k = pn_tsv_find(in, item);
 	if (k >= 0) {
 		sel[k] = 1;
-		return;
+		return 0;
 	}
 	char *end;
 	long lo = strtol(item, &end, 10), hi = lo;
 	if (end != item && *end == '-')
 		hi = end[1] ? strtol(end + 1, &end, 10) : (end++, nc);
 	if (end == item || *end || item[0] < '1' || item[0] > '9' ||
-	    hi < lo || lo < 1)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 1,
-			  "missing column '%s'", item);
-	if (hi > nc)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 1,
-			  "no column %ld ('%s'): the header has %d", hi,
-			  item, nc);
+	    hi < lo || lo < 1) {
+		snprintf(why, n, "missing column '%s'", item);
+		return -1;
+	}
+	if (hi > nc) {
+		snprintf(why, n, "no column %ld ('%s'): the header has %d", hi,
+			 item, nc);
+		return -1;
+	}
 	for (long i = lo; i <= hi; i++)
 		sel[i - 1] = 1;
+	return 0;
 }
 
-/* Apply one -r or -n option to the columns it names. */
+/* Apply one -r or -n option to the columns it names; dies on a column
+ * the input lacks. */
 static void apply(const pn_tsv *in, const colopt *o, column *col)
 {
-	int nc = pn_tsv_ncols(in);
-	char *sel = pn_xcalloc((size_t)nc, 1);
+	int nc = pn_tsv_ncols(in), bad = 0;
+	char *sel = pn_xcalloc((size_t)nc, 1), why[400];
 	if (o->cols) {
 		char *copy = pn_xstrdup(o->cols), *save = NULL;
-		for (char *c = strtok_r(copy, ",", &save); c;
+		for (char *c = strtok_r(copy, ",", &save); c && !bad;
 		     c = strtok_r(NULL, ",", &save))
-			select_item(in, c, sel);
+			bad = select_item(in, c, sel, why, sizeof why) < 0;
 		free(copy);
 	} else {
 		memset(sel, 1, (size_t)nc);
 	}
-	for (int i = 0; i < nc; i++) {
+	for (int i = 0; i < nc && !bad; i++) {
 		if (!sel[i])
 			continue;
 		if (!o->fmt) {
@@ -133,6 +139,8 @@ static void apply(const pn_tsv *in, const colopt *o, column *col)
 		}
 	}
 	free(sel);
+	if (bad)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 1, "%s", why);
 }
 
 static void put_cell(pn_sheet *sh, const column *c, const char *s)
