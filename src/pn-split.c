@@ -32,6 +32,8 @@ static const char usage_text[] =
 "      --hold-out=DEVICE[,DEVICE]...\n"
 "                         send every row measured on these devices to test\n"
 "      --gpuspecs=FILE    GPU spec table for matching --hold-out names\n"
+"      --every=K          keep only data rows 1, K+1, 2K+1, ... of the input\n"
+"                           and drop the others (default 1: every row)\n"
 "  -v, --verbose          report the row count of each part on stderr\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
@@ -41,7 +43,7 @@ static const char usage_text[] =
 "input has been split; on an error none is left behind.\n";
 
 enum { OPT_TRAIN = 256, OPT_VAL, OPT_TEST, OPT_HOLD_OUT, OPT_GPUSPECS,
-       OPT_VERSION };
+       OPT_EVERY, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"output", required_argument, NULL, 'o'},
@@ -53,6 +55,7 @@ static const struct option longopts[] = {
 	{"key", required_argument, NULL, 'k'},
 	{"hold-out", required_argument, NULL, OPT_HOLD_OUT},
 	{"gpuspecs", required_argument, NULL, OPT_GPUSPECS},
+	{"every", required_argument, NULL, OPT_EVERY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -94,6 +97,17 @@ static uint64_t parse_seed(const char *s)
 	if (*s < '0' || *s > '9' || *end || errno)
 		pn_usage_error("invalid --seed '%s': expected a whole number "
 			       "from 0 to 18446744073709551615", s);
+	return v;
+}
+
+static long parse_every(const char *s)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (*s < '1' || *s > '9' || *end || errno)
+		pn_usage_error("invalid --every '%s': expected a whole number "
+			       "from 1", s);
 	return v;
 }
 
@@ -263,6 +277,7 @@ int main(int argc, char **argv)
 	const char *fractions = NULL, *keylist = NULL, *holdlist = NULL;
 	const char *specs = NULL;
 	uint64_t seed = 1;
+	long every = 1;
 	int verbose = 0, c;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-split: " */
 	while ((c = getopt_long(argc, argv, "o:f:s:k:vh", longopts, NULL)) !=
@@ -290,6 +305,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_GPUSPECS:
 			specs = optarg;
+			break;
+		case OPT_EVERY:
+			every = parse_every(optarg);
 			break;
 		case 'v':
 			verbose = 1;
@@ -364,9 +382,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	long count[NPARTS] = {0, 0, 0}, held = 0;
-	while (pn_tsv_read(in)) {
+	long count[NPARTS] = {0, 0, 0}, held = 0, dropped = 0;
+	for (long row = 0; pn_tsv_read(in); row++) {
 		int part;
+		if (row % every) {
+			dropped++;
+			continue;
+		}
 		if (devcol >= 0 && holdout_match(&ho, pn_tsv_str(in, devcol))) {
 			part = TEST;
 			held++;
@@ -402,6 +424,9 @@ int main(int argc, char **argv)
 			count[TRAIN], count[VAL], count[TEST]);
 		if (holdlist)
 			fprintf(stderr, " (%ld held out)", held);
+		if (every > 1)
+			fprintf(stderr, "; %ld dropped (--every %ld)", dropped,
+				every);
 		fputc('\n', stderr);
 	}
 

@@ -3,7 +3,6 @@
 # the --help usage line, every example runnable.
 load test_helper
 
-tools() { for s in "$PN_ROOT"/src/pn-*.c; do basename "$s" .c; done; }
 render() { LC_ALL=C MANWIDTH=200 man -E UTF-8 -l "$PN_ROOT/man/$1.1" 2>/dev/null; }
 
 @test "every tool has a man page" {

@@ -2,7 +2,6 @@
 # Conventions every tool keeps: --help, --version, usage errors.
 load test_helper
 
-tools() { for s in "$PN_ROOT"/src/pn-*.c; do basename "$s" .c; done; }
 
 @test "every tool prints --help on standard output and exits 0" {
 	for t in $(tools); do

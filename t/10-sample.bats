@@ -4,9 +4,6 @@ load test_helper
 
 TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc"
 
-# the values of column $2 in TSV file $1, one a line
-column() { awk -F'\t' -v c="$2" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i; next} {print $k}' "$1"; }
-
 @test "pn-sample writes the columns of the layer contract for every layer type" {
 	for t in $TYPES; do
 		pn-sample --layer "$t" -n 1 | head -1 | tr '\t' ' '

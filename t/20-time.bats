@@ -21,9 +21,6 @@ small() {
 	esac
 }
 
-# the values of column $2 in TSV file $1, one a line
-column() { awk -F'\t' -v c="$2" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i; next} {print $k}' "$1"; }
-
 has_cuda_device() {
 	printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t1\t1\t1\n' | pn-time -q --backend cuda >/dev/null 2>&1
 }

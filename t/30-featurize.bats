@@ -5,10 +5,8 @@ load test_helper
 G="--gpuspecs $FIX/featurize/gpus.tsv"
 L="$FIX/featurize/layers.tsv"
 
-# value of column $2 in data row $3 (1-based) of TSV file $1
-col() { awk -F'\t' -v c="$2" -v r="$3" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i} NR==r+1{print $k}' "$1"; }
-# exit 0 when $1 and $2 agree to 1e-12 relative
-near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=1e-12*m || d==0)}'; }
+# near (test_helper) to 1e-12 relative
+NEAR_TOL=1e-12
 
 @test "pn-featurize output for every layer type matches the reviewed file" {
 	run pn-featurize $G "$L"

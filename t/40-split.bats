@@ -399,3 +399,41 @@ gen() {
 	[ "${lines[1]}" = "Try 'pn-split --help' for more information." ]
 }
 
+
+@test "pn-split --every 3 keeps data rows 1, 4, 7, ... and splits only those" {
+	gen 10 >in.tsv
+	run pn-split --every 3 -f 100/0/0 --train thin.tsv in.tsv
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	awk -F'\t' 'NR > 1 { print $2 }' thin.tsv | paste -sd, >got
+	[ "$(cat got)" = 1,4,7,10 ]
+	[ "$(head -1 thin.tsv)" = "$(head -1 in.tsv)" ]
+}
+
+@test "pn-split --every 1 keeps every row" {
+	run pn-split --every 1 -f 100/0/0 --train all.tsv "$S/runs.tsv"
+	[ "$status" -eq 0 ]
+	cmp all.tsv "$S/runs.tsv"
+}
+
+@test "pn-split --every thins the held-out rows too" {
+	gen 6 | awk -F'\t' -v OFS='\t' 'NR == 2 || NR == 3 { $5 = "V100" } 1' >in.tsv
+	run pn-split --every 2 --hold-out V100 --gpuspecs "$S/gpus.tsv" -f 100/0/0 --train tr.tsv --test te.tsv in.tsv
+	[ "$status" -eq 0 ]
+	[ "$(awk -F'\t' 'FNR > 1 { print $2 $5 }' tr.tsv te.tsv | paste -sd,)" = 3T4,5T4,1V100 ]
+}
+
+@test "pn-split --verbose counts the rows that --every dropped" {
+	gen 10 >in.tsv
+	run pn-split --every 4 -f 100/0/0 --train thin.tsv --verbose in.tsv
+	[ "$status" -eq 0 ]
+	[ "$output" = "pn-split: train 3, val 0, test 0; 7 dropped (--every 4)" ]
+}
+
+@test "pn-split rejects an --every that is not a whole number from 1 with exit 2" {
+	for k in 0 -1 1.5 x ''; do
+		run pn-split --every "$k" -o p "$S/runs.tsv"
+		[ "$status" -eq 2 ] || { echo "--every '$k': exit $status"; return 1; }
+		[ "${lines[0]}" = "pn-split: invalid --every '$k': expected a whole number from 1" ]
+	done
+}

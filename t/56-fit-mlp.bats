@@ -12,20 +12,14 @@ setup() {
 	M="$FIX/fit-mlp"
 }
 
-# fit OUT ARGS...: pn-fit -f mlp on x1..x3, one model for all rows.
-fit() {
-	local out=$1
-	shift
-	pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o "$out" "$@"
-}
+# fit (test_helper) fits an MLP
+FIT_FAMILY=mlp
 
 # rmse_of MODEL ROWS: the RMSE of MODEL on ROWS, by pn-eval -m.
 rmse_of() {
 	pn-eval -m "$1" --metrics "$T/metrics" "$2" >/dev/null &&
 		awk -F'\t' 'NR == 2 { print $2 }' "$T/metrics"
 }
-
-body() { sed -n '/^body$/,$p' "$1"; }
 
 @test "pn-fit -f mlp fits a smooth function to within 0.1 RMSE on held-out rows" {
 	fit a.model "$M/smooth.tsv"

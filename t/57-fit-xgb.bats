@@ -13,12 +13,8 @@ setup() {
 	M="$FIX/fit-mlp"
 }
 
-# fit OUT ARGS...: pn-fit -f xgb on x1..x3, one model for all rows.
-fit() {
-	local out=$1
-	shift
-	pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o "$out" "$@"
-}
+# fit (test_helper) fits XGBoost
+FIT_FAMILY=xgb
 
 # rmse_below MODEL LIMIT: the RMSE of MODEL on test.tsv is below LIMIT.
 rmse_below() {
@@ -26,8 +22,6 @@ rmse_below() {
 		awk -F'\t' -v lim="$2" 'NR == 2 { ok = $1 == 200 && $2 < lim }
 			END { exit !ok }' "$T/metrics"
 }
-
-body() { sed -n '/^body$/,$p' "$1"; }
 
 @test "pn-fit -f xgb fits a smooth function to within 0.12 RMSE on held-out rows" {
 	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model "$M/smooth.tsv"

@@ -9,11 +9,6 @@ setup() {
 	cd "$T"
 }
 
-# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
-run_io() {
-	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
-}
-
 # assert_close EXPECTED ACTUAL: two TSV files of the same shape whose numeric
 # fields agree to 1e-9 relative and whose other fields are equal.
 assert_close() {

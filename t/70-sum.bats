@@ -17,10 +17,6 @@ setup_file() {
 		pn-fit -f lr -F flops -o "$BATS_FILE_TMPDIR/bmm.model"
 }
 
-# value of column $2 in data row $3 (1-based) of TSV file $1
-col() { awk -F'\t' -v c="$2" -v r="$3" 'NR==1{for(i=1;i<=NF;i++)if($i==c)k=i} NR==r+1{print $k}' "$1"; }
-# exit 0 when $1 and $2 agree to 1e-9 relative
-near() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=1e-9*m || d==0)}'; }
 
 @test "pn-sum adds every row times its repeat into its phase and the iteration" {
 	run pn-sum --fallback roofline $G -d UNIT "$F/net.tsv"

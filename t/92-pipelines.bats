@@ -28,11 +28,6 @@ setup() {
 	cd "$T"
 }
 
-# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
-run_io() {
-	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
-}
-
 # columns FILE NAME...: the named columns of a TSV, without its header
 columns() {
 	local f=$1
@@ -253,4 +248,78 @@ is_png() {
 	[ "$status" -eq 1 ]
 	grep -q "AMD-EPYC-1t" err
 	[ ! -e o/table4.tsv ]
+}
+
+# lib FUNCTION ARG...: run a function of pipelines/lib.sh as pipeline "p"
+lib() {
+	run_io bash -c '. "$PN_ROOT/pipelines/lib.sh"; "$@"' p "$@"
+}
+
+@test "pipelines/lib.sh col gives a column's position by name" {
+	printf 'a\tbb\tc\n1\t2\t3\n' >in.tsv
+	lib col in.tsv c
+	[ "$status" -eq 0 ]
+	[ "$(cat out)" = 3 ]
+}
+
+@test "pipelines/lib.sh col dies naming a column the file lacks" {
+	printf 'a\tbb\n1\t2\n' >in.tsv
+	lib col in.tsv b
+	[ "$status" -eq 1 ]
+	[ "$(cat err)" = "p: in.tsv: no column 'b'" ]
+}
+
+@test "pipelines/lib.sh pick writes the named columns in the order asked, without the header" {
+	printf 'a\tb\tc\n1\t2\t3\n4\t5\t6\n' >in.tsv
+	lib pick in.tsv c a
+	[ "$status" -eq 0 ]
+	[ "$(cat out)" = "$(printf '3\t1\n6\t4')" ]
+	lib pick - b <in.tsv
+	[ "$(cat out)" = "$(printf '2\n5')" ]
+}
+
+@test "pipelines/lib.sh pick fails naming a column the file lacks" {
+	printf 'a\tb\n1\t2\n' >in.tsv
+	lib pick in.tsv a x
+	[ "$status" -eq 1 ]
+	[ "$(cat err)" = "p: in.tsv: no column 'x'" ]
+	[ ! -s out ]
+}
+
+@test "pipelines/lib.sh devices lists NeuSight's training and unseen GPUs from samples/neusight/devices.tsv" {
+	lib devices train
+	[ "$(cat out)" = P4,P100-PCIE-16GB,T4,V100-PCIE-32GB,A100-PCIE-40GB ]
+	lib devices unseen
+	[ "$(cat out)" = L4,A100-PCIE-80GB ]
+}
+
+@test "samples/neusight/devices.tsv names only devices of gpuspecs/gpus.tsv, each with a role" {
+	while IFS=$'\t' read -r d role; do
+		pn-split --hold-out "$d" --gpuspecs "$PN_ROOT/gpuspecs/gpus.tsv" -f 100/0/0 \
+			--train rest.tsv --test held.tsv "$PN_ROOT/samples/neusight/devices.tsv" 2>err ||
+			{ cat err; return 1; }
+		[ "$(columns held.tsv device)" = "$d" ] || { echo "$d: $(columns held.tsv device)"; return 1; }
+		[[ $role == train || $role == unseen ]] || { echo "$d: role '$role'"; return 1; }
+	done < <(columns "$PN_ROOT/samples/neusight/devices.tsv" device role)
+}
+
+@test "pipelines/lib.sh every_k keeps at most MAX rows, every row with MAX 0" {
+	seq 0 10 >in.tsv
+	for want in "10 1" "5 2" "4 3" "3 4" "0 1" "20 1"; do
+		lib every_k in.tsv "${want% *}"
+		[ "$(cat out)" = "${want#* }" ] || { echo "MAX ${want% *}: $(cat out)"; return 1; }
+	done
+}
+
+@test "pipelines/lib.sh need_whole and need_positive refuse other settings" {
+	lib need_whole ROWS 1x
+	[ "$status" -eq 1 ]
+	[ "$(cat err)" = "p: ROWS must be a whole number, not '1x'" ]
+	lib need_positive EPOCHS 0
+	[ "$status" -eq 1 ]
+	[ "$(cat err)" = "p: EPOCHS must be a positive whole number, not '0'" ]
+	lib need_whole ROWS 0
+	[ "$status" -eq 0 ]
+	lib need_positive EPOCHS 7
+	[ "$status" -eq 0 ]
 }

@@ -1,6 +1,6 @@
 # Shared by the pn-fit and pn-eval --model tests (t/5*-fit*.bats,
-# t/65-eval-model.bats): fixtures, running a command with its outputs in
-# files, and checks that every family must pass.  A family test file loads
+# t/65-eval-model.bats): fixtures and checks that every family must pass
+# (run_io and column are test_helper's).  A family test file loads
 # this after test_helper and calls the family_* checks with the family's
 # name and the options it needs (see t/55-fit-families.bats).
 #
@@ -13,17 +13,6 @@ F="$FIX/fit"
 fit_setup() {
 	T="$BATS_TEST_TMPDIR"
 	cd "$T"
-}
-
-# run_io CMD...: run CMD with its stdout in $T/out and its stderr in $T/err.
-run_io() {
-	run bash -c 'o=$1 e=$2; shift 2; "$@" >"$o" 2>"$e"' _ "$T/out" "$T/err" "$@"
-}
-
-# column NAME FILE: the values of a TSV column, one a line, no header.
-column() {
-	awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
-		{ print $k }' "$2"
 }
 
 # mape FILE [MEASURED PREDICTED]: mean absolute percentage error of a

@@ -1,0 +1,107 @@
+# pipelines/lib.sh - what every pipeline shares; sourced, never run.
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# sets root (the tree), puts its bin/ first on PATH, LC_ALL=C, and prog (the
+# pipeline's name, for messages), and defines:
+#
+#   die MESSAGE...         "PROG: MESSAGE" on stderr, exit 1
+#   need_whole NAME VALUE  die unless VALUE is a whole number (a setting)
+#   need_positive NAME VALUE  die unless VALUE is a whole number from 1
+#   rows FILE              the number of data rows of a TSV (lines - 1)
+#   col FILE NAME          the position (from 1) of column NAME in the
+#                          header of FILE; dies when there is none
+#   pick FILE NAME...      the named columns of a TSV, in that order,
+#                          without the header (FILE - : standard input)
+#   retitle HEADER FILE    FILE with its header line replaced by HEADER
+#                          (tab-separated names), for pn-md
+#   devices ROLE           the devices of samples/neusight/devices.tsv
+#                          with that role (train, unseen), comma-separated
+#   every_k FILE MAX       the k of pn-split --every that keeps at most MAX
+#                          data rows of FILE (k = ceil(rows / MAX); MAX 0:
+#                          every row, k = 1)
+#   bars PNG WIDTH HEIGHT  the gnuplot lines a bar chart starts with: a PNG
+#                          of that size, TSV data with NaN for no value,
+#                          clustered bars, a log y axis
+#
+# A pipeline runs with set -euo pipefail; these helpers fail with it.
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PATH="$root/bin:$PATH"
+export LC_ALL=C
+prog=$(basename "$0")
+
+die() {
+	echo "$prog: $*" >&2
+	exit 1
+}
+
+need_whole() {
+	[[ $2 =~ ^[0-9]+$ ]] || die "$1 must be a whole number, not '$2'"
+}
+
+need_positive() {
+	[[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive whole number, not '$2'"
+}
+
+rows() {
+	echo $(($(wc -l <"$1") - 1))
+}
+
+col() {
+	local k
+	k=$(head -1 "$1" | tr '\t' '\n' | grep -nxF -- "$2" | cut -d: -f1)
+	[ -n "$k" ] || die "$1: no column '$2'"
+	echo "$k"
+}
+
+pick() {
+	local f=$1
+	shift
+	awk -F'\t' -v OFS='\t' -v want="$*" -v prog="$prog" -v file="$f" '
+		NR == 1 {
+			n = split(want, w, " ")
+			for (i = 1; i <= NF; i++) at[$i] = i
+			for (j = 1; j <= n; j++) {
+				if (!(w[j] in at)) { print prog ": " file ": no column '\''" w[j] "'\''" >"/dev/stderr"; bad = 1; exit 1 }
+				c[j] = at[w[j]]
+			}
+			next
+		}
+		{ line = $c[1]; for (j = 2; j <= n; j++) line = line OFS $c[j]; print line }
+		END { exit bad }' "$f"
+}
+
+retitle() {
+	printf '%s\n' "$1"
+	tail -n +2 "$2"
+}
+
+devices() {
+	local f=$root/samples/neusight/devices.tsv
+	pick "$f" device role | awk -F'\t' -v r="$1" '$2 == r { print $1 }' | paste -sd,
+}
+
+every_k() {
+	local n
+	n=$(rows "$1")
+	if [ "$2" -eq 0 ] || [ "$n" -le "$2" ]; then
+		echo 1
+	else
+		echo $(((n + $2 - 1) / $2))
+	fi
+}
+
+bars() {
+	cat <<GP
+set terminal pngcairo size $2,$3 noenhanced
+set output "$1"
+set datafile separator "\t"
+set datafile missing "NaN"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8
+set logscale y
+set grid ytics
+GP
+}
