@@ -273,6 +273,8 @@ void pn_fuzz_init(const char *prog)
 		abort();
 	}
 	snprintf(mpath, sizeof mpath, "/proc/self/fd/%d", memfd);
+	if (!freopen("/dev/null", "w", stdout))
+		abort();
 }
 
 FILE *pn_fuzz_null(void)
@@ -305,8 +307,8 @@ int pn_fuzz_run(pn_fuzz_fn *fn, const uint8_t *data, size_t n)
 	return dead;
 }
 
-uint8_t *pn_fuzz_gzip(const uint8_t *data, size_t n, size_t split,
-		      size_t *outlen)
+static uint8_t *gzip(const uint8_t *data, size_t n, size_t split,
+		     size_t *outlen)
 {
 	size_t cap = 2 * compressBound(n) + 64, len = 0;
 	uint8_t *out = malloc(cap);
@@ -328,4 +330,18 @@ uint8_t *pn_fuzz_gzip(const uint8_t *data, size_t n, size_t split,
 	}
 	*outlen = len;
 	return out;
+}
+
+int pn_fuzz_run_gz(pn_fuzz_fn *fn, const uint8_t *data, size_t n)
+{
+	unsigned sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += data[i];
+	if (sum % 4 < 2)
+		return pn_fuzz_run(fn, data, n);
+	size_t len;
+	uint8_t *gz = gzip(data, n, sum % 4 == 3 ? n / 2 : n, &len);
+	int dead = pn_fuzz_run(fn, gz, len);
+	free(gz);
+	return dead;
 }

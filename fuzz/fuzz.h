@@ -23,17 +23,28 @@ typedef void pn_fuzz_fn(const char *path, const uint8_t *data, size_t n);
 /* Run fn on data; 1 when pn died (the reader rejected the input), else 0. */
 int pn_fuzz_run(pn_fuzz_fn *fn, const uint8_t *data, size_t n);
 
-/* Set up once, from LLVMFuzzerInitialize: the malloc hooks, the file, and
- * pn_prog. */
+/* Set up once, from LLVMFuzzerInitialize: the malloc hooks, the file,
+ * pn_prog, and standard output on /dev/null. */
 void pn_fuzz_init(const char *prog);
 
 /* A stream open on /dev/null, for output a harness does not need. */
 #include <stdio.h>
 FILE *pn_fuzz_null(void);
 
-/* data as gzip: one member, or (split < n) two members cut at split. */
-uint8_t *pn_fuzz_gzip(const uint8_t *data, size_t n, size_t split,
-		      size_t *outlen);
+/* pn_fuzz_run on data as given, or gzipped in one member or in two cut in
+ * the middle: chosen by the sum of its bytes, so that one input always
+ * takes one path. */
+int pn_fuzz_run_gz(pn_fuzz_fn *fn, const uint8_t *data, size_t n);
+
+/* libFuzzer's entry points: pn_fuzz_init(prog), and (PN_FUZZ_MAIN) a run
+ * that is run(body, data, n), run being pn_fuzz_run or pn_fuzz_run_gz. */
+#define PN_FUZZ_INIT(prog) \
+	int LLVMFuzzerInitialize(int *argc, char ***argv) \
+	{ (void)argc; (void)argv; pn_fuzz_init(prog); return 0; }
+#define PN_FUZZ_MAIN(prog, run, body) \
+	PN_FUZZ_INIT(prog) \
+	int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) \
+	{ run(body, d, n); return 0; }
 
 /* ---- between common.c and xgbwrap.c ---------------------------------- */
 extern __thread int pn_fuzz_tracking;   /* heap blocks are being listed */

@@ -17,15 +17,4 @@ static void body(const char *path, const uint8_t *d, size_t n)
 	pn_gpus_free(t);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc; (void)argv;
-	pn_fuzz_init("pn-fuzz-gpuspec");
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-	pn_fuzz_run(body, d, n);
-	return 0;
-}
+PN_FUZZ_MAIN("pn-fuzz-gpuspec", pn_fuzz_run, body)

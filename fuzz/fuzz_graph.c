@@ -33,17 +33,4 @@ static void body(const char *path, const uint8_t *d, size_t n)
 		abort();
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc; (void)argv;
-	pn_fuzz_init("pn-graph");
-	if (!freopen("/dev/null", "w", stdout))
-		abort();
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-	pn_fuzz_run(body, d, n);
-	return 0;
-}
+PN_FUZZ_MAIN("pn-graph", pn_fuzz_run, body)

@@ -50,12 +50,7 @@ static void body(const char *path, const uint8_t *d, size_t n)
 	pn_tsv_close(t);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc; (void)argv;
-	pn_fuzz_init("pn-fuzz-num");
-	return 0;
-}
+PN_FUZZ_INIT("pn-fuzz-num")
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {

@@ -37,25 +37,4 @@ static void body(const char *path, const uint8_t *d, size_t n)
 	pn_tsv_close(t);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc; (void)argv;
-	pn_fuzz_init("pn-fuzz-tsv");
-	return 0;
-}
-
-int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
-{
-	unsigned sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += d[i];
-	if (sum % 4 < 2) {
-		pn_fuzz_run(body, d, n);
-		return 0;
-	}
-	size_t len;
-	uint8_t *gz = pn_fuzz_gzip(d, n, sum % 4 == 3 ? n / 2 : n, &len);
-	pn_fuzz_run(body, gz, len);
-	free(gz);
-	return 0;
-}
+PN_FUZZ_MAIN("pn-fuzz-tsv", pn_fuzz_run_gz, body)
