@@ -8,6 +8,7 @@
 #   make install PREFIX=/usr/local
 #   make V=1          show full commands
 #   make SANITIZE=1   build with AddressSanitizer and UBSan
+#   make fuzz FUZZ_SECONDS=N   run each libFuzzer harness (fuzz/) N seconds
 
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
@@ -186,6 +187,58 @@ e2e: all
 
 deps:
 	.ci/deps
+
+# ---- fuzzing: libFuzzer harnesses (fuzz/), built apart in build/fuzz ------
+# Not part of all: needs clang.  Each harness runs FUZZ_SECONDS on its
+# seeds (fuzz/corpus/NAME; new inputs go to build/fuzz/corpus/NAME).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_HARNESS := tsv csv gpuspec num layer network graph model
+FUZZ_BIN     := $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESS))
+FUZZ_LIBOBJ  := $(patsubst src/lib/%.c,build/fuzz/lib/%.o,$(LIBSRC))
+# pn's exit and the files it opens, caught (fuzz/fuzz.h)
+FUZZ_WRAP    := -Wl,--wrap=exit,--wrap=open,--wrap=close,--wrap=fopen \
+                -Wl,--wrap=fdopen,--wrap=fclose,--wrap=free \
+                -Wl,--wrap=pn_xmalloc,--wrap=pn_xrealloc
+FUZZ_XGB     := build/fuzz/xgbwrap.o -Wl,--wrap=XGBoosterCreate \
+                -Wl,--wrap=XGBoosterFree,--wrap=XGBoosterLoadModelFromBuffer \
+                -Wl,--wrap=XGBoosterGetNumFeature,--wrap=XGBGetLastError \
+                -Wl,--wrap=XGBoosterPredictFromDense $(ML_LIBS)
+FUZZ_LIBS_model   := $(FUZZ_XGB)
+FUZZ_LIBS_network := $(FUZZ_XGB)
+
+.PHONY: fuzz fuzz-build
+fuzz: fuzz-build
+	$(Q)for h in $(FUZZ_HARNESS); do \
+		fuzz/run $$h $(FUZZ_SECONDS) || exit 1; done
+
+fuzz-build: $(FUZZ_BIN)
+
+.PRECIOUS: build/fuzz/%.o
+
+build/fuzz/lib/%.o: src/lib/%.c $(HDRS)
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+		-c -o $@ $<
+
+build/fuzz/%.o: fuzz/%.c fuzz/fuzz.h $(HDRS) $(wildcard src/pn-*.c)
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/libpn.a: $(FUZZ_LIBOBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_%: build/fuzz/fuzz_%.o build/fuzz/common.o \
+		   build/fuzz/xgbwrap.o build/fuzz/libpn.a
+	$(E) LD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_WRAP) -o $@ \
+		$< build/fuzz/common.o build/fuzz/libpn.a $(FUZZ_LIBS_$*) \
+		$(LDLIBS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(DATADIR)
