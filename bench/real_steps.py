@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""bench/real_steps.py - whole PyTorch training steps on one CPU thread,
+the ground truth that bench/real-steps puts beside pn-sum.
+
+  real_steps.py list                      the cases, one per line
+  real_steps.py network CASE OUT.tsv      the case's pn network (one sample)
+  real_steps.py measure CASE OUTDIR       time the case's training step
+
+A case is NETWORK-bBATCH-OPTIMIZER (mlp-b32-adam).  A training step is
+what a framework runs: optimizer.zero_grad(set_to_none=True), forward,
+loss (cross-entropy), backward, optimizer.step().  `measure` times WARMUP
+steps untimed, then STEPS steps, each by the CPU time of the calling
+thread (time.thread_time_ns: other processes on the machine do not count)
+and by the wall clock, and writes OUTDIR/CASE.json: median, mean, CV and
+every step's time; the peak memory of one step (see peak_memory); and where
+the step's time goes per aten op and per pn layer type (profile()).
+
+`network` writes the same model as a pn network (the format of
+src/lib/network.h, phase train, the case's optimizer on rows with
+weights): forward hooks on the model's leaf modules record every layer's
+type and shape as PyTorch runs it, so the network is the model, not a
+second description of it.  Rows carry one sample; pn-sum --batch scales.
+
+Python is used in bench/ only (Debian's python3-torch); never in pn.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+torch.set_num_threads(1)
+torch.set_num_interop_threads(1)
+
+WARMUP = int(os.environ.get("WARMUP", "5"))
+STEPS = int(os.environ.get("STEPS", "20"))
+
+
+class Add(nn.Module):
+    """a + b as a module, so that hooks see residual adds."""
+
+    def forward(self, a, b):
+        return a + b
+
+
+class Block(nn.Module):
+    """A post-norm transformer block made of leaf modules only (torch's
+    TransformerEncoderLayer calls its activation as a function, which no
+    hook sees)."""
+
+    def __init__(self, d, heads, ff, causal):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d, heads, dropout=0.1,
+                                          batch_first=True)
+        self.drop1, self.add1, self.norm1 = nn.Dropout(0.1), Add(), nn.LayerNorm(d)
+        self.ff1, self.act, self.ff2 = nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d)
+        self.drop2, self.add2, self.norm2 = nn.Dropout(0.1), Add(), nn.LayerNorm(d)
+        self.causal = causal
+
+    def forward(self, x):
+        mask = None
+        if self.causal:
+            s = x.shape[1]
+            mask = torch.triu(torch.full((s, s), float("-inf")), 1)
+        a, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
+        x = self.norm1(self.add1(x, self.drop1(a)))
+        f = self.ff2(self.act(self.ff1(x)))
+        return self.norm2(self.add2(x, self.drop2(f)))
+
+
+class Transformer(nn.Module):
+    def __init__(self, vocab, d, heads, ff, layers, seq, classes, causal):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
+        self.add = Add()
+        self.drop = nn.Dropout(0.1)
+        self.blocks = nn.Sequential(*[Block(d, heads, ff, causal)
+                                      for _ in range(layers)])
+        self.head = nn.Linear(d, classes)
+        self.per_token = causal
+        self.register_buffer("positions", torch.arange(seq))
+
+    def forward(self, x):
+        h = self.drop(self.add(self.tok(x), self.pos(self.positions)))
+        h = self.blocks(h)
+        return self.head(h if self.per_token else h[:, 0])
+
+
+class RNNLM(nn.Module):
+    def __init__(self, kind, vocab, d, hidden, layers, classes, per_token):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.rnn = kind(d, hidden, layers, batch_first=True)
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(hidden, classes)
+        self.per_token = per_token
+
+    def forward(self, x):
+        h, _ = self.rnn(self.emb(x))
+        h = self.drop(h)
+        return self.head(h if self.per_token else h[:, -1])
+
+
+class Basic(nn.Module):
+    """ResNet's basic block: conv-bn-relu-conv-bn, + (projected) input, relu."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.b1, self.r1 = nn.BatchNorm2d(cout), nn.ReLU()
+        self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.b2 = nn.BatchNorm2d(cout)
+        self.proj = None
+        if stride != 1 or cin != cout:
+            self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, 0,
+                                                bias=False),
+                                      nn.BatchNorm2d(cout))
+        self.add, self.r2 = Add(), nn.ReLU()
+
+    def forward(self, x):
+        y = self.b2(self.c2(self.r1(self.b1(self.c1(x)))))
+        return self.r2(self.add(y, self.proj(x) if self.proj else x))
+
+
+class Bag(nn.Module):
+    """An embedding-heavy recommender: one id per table, concatenated, MLP."""
+
+    def __init__(self, tables, rows, d):
+        super().__init__()
+        self.emb = nn.ModuleList([nn.Embedding(rows, d) for _ in range(tables)])
+        self.mlp = nn.Sequential(nn.Linear(tables * d, 256), nn.ReLU(),
+                                 nn.Linear(256, 64), nn.ReLU(), nn.Linear(64, 2))
+
+    def forward(self, x):
+        return self.mlp(torch.cat([e(x[:, i]).reshape(x.shape[0], -1)
+                                   for i, e in enumerate(self.emb)], 1))
+
+
+def vgg(cfg, classes, bn):
+    layers, c = [], 3
+    for v in cfg:
+        if v == "M":
+            layers.append(nn.MaxPool2d(2))
+        else:
+            layers += [nn.Conv2d(c, v, 3, 1, 1)] + ([nn.BatchNorm2d(v)] if bn else []) + [nn.ReLU()]
+            c = v
+    return nn.Sequential(*layers, nn.Flatten(), nn.Linear(c * 4 * 4, 256),
+                         nn.ReLU(), nn.Dropout(0.5), nn.Linear(256, classes))
+
+
+def image(b, c, hw):
+    return torch.randn(b, c, hw, hw)
+
+
+def tokens(b, s, vocab):
+    return torch.randint(0, vocab, (b, s))
+
+
+# name: (model factory, input(batch), target(batch), batches, loss over tokens)
+NETWORKS = {
+    "mlp": (lambda: nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(),
+                                  nn.Dropout(0.2), nn.Linear(1024, 1024), nn.ReLU(),
+                                  nn.Dropout(0.2), nn.Linear(1024, 10)),
+            lambda b: image(b, 1, 28), lambda b: torch.randint(0, 10, (b,)),
+            (16, 64, 256)),
+    "lenet": (lambda: nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2),
+                                    nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+                                    nn.Flatten(), nn.Linear(400, 120), nn.ReLU(),
+                                    nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10)),
+              lambda b: image(b, 1, 32), lambda b: torch.randint(0, 10, (b,)),
+              (16, 64, 256)),
+    "vgg-small": (lambda: vgg([32, 32, "M", 64, 64, "M", 128, 128, "M"], 10, True),
+                  lambda b: image(b, 3, 32), lambda b: torch.randint(0, 10, (b,)),
+                  (8, 32)),
+    "resnet-small": (lambda: nn.Sequential(
+                         nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
+                         Basic(16, 16, 1), Basic(16, 32, 2), Basic(32, 64, 2),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)),
+                     lambda b: image(b, 3, 32), lambda b: torch.randint(0, 10, (b,)),
+                     (8, 32)),
+    "lstm-lm": (lambda: RNNLM(nn.LSTM, 10000, 256, 256, 2, 10000, True),
+                lambda b: tokens(b, 35, 10000), lambda b: torch.randint(0, 10000, (b * 35,)),
+                (4, 16)),
+    "gru-lm": (lambda: RNNLM(nn.GRU, 10000, 256, 256, 1, 10000, True),
+               lambda b: tokens(b, 35, 10000), lambda b: torch.randint(0, 10000, (b * 35,)),
+               (4, 16)),
+    "rnn-classifier": (lambda: RNNLM(nn.RNN, 5000, 128, 128, 1, 20, False),
+                       lambda b: tokens(b, 50, 5000), lambda b: torch.randint(0, 20, (b,)),
+                       (16, 64)),
+    "encoder": (lambda: Transformer(8000, 256, 4, 1024, 2, 64, 2, False),
+                lambda b: tokens(b, 64, 8000), lambda b: torch.randint(0, 2, (b,)),
+                (4, 16)),
+    "decoder": (lambda: Transformer(8000, 256, 4, 1024, 2, 64, 8000, True),
+                lambda b: tokens(b, 64, 8000), lambda b: torch.randint(0, 8000, (b * 64,)),
+                (4, 16)),
+    "embedding-bag": (lambda: Bag(8, 100000, 32),
+                      lambda b: torch.randint(0, 100000, (b, 8)),
+                      lambda b: torch.randint(0, 2, (b,)),
+                      (64, 512)),
+}
+OPTIMIZERS = ("sgd", "adam")
+
+
+def cases():
+    return ["%s-b%d-%s" % (n, b, o) for n, v in NETWORKS.items()
+            for b in v[3] for o in OPTIMIZERS]
+
+
+def parse(case):
+    name, b, opt = case.rsplit("-", 2)
+    if name not in NETWORKS or not b.startswith("b") or opt not in OPTIMIZERS:
+        sys.exit("real_steps.py: unknown case '%s'" % case)
+    return name, int(b[1:]), opt
+
+
+def build(case, seed=1):
+    name, batch, opt = parse(case)
+    torch.manual_seed(seed)
+    make, x, y, _ = NETWORKS[name]
+    model = make()
+    model.train()
+    o = (torch.optim.SGD(model.parameters(), lr=0.01) if opt == "sgd"
+         else torch.optim.Adam(model.parameters(), lr=1e-3))
+    return model, o, x(batch), y(batch), nn.CrossEntropyLoss(), batch
+
+
+def step(model, opt, x, y, loss_fn):
+    opt.zero_grad(set_to_none=True)
+    out = model(x)
+    loss = loss_fn(out.reshape(-1, out.shape[-1]), y)
+    loss.backward()
+    opt.step()
+
+
+# ---- the pn network --------------------------------------------------------
+
+COLUMNS = ("name layer op phase repeat batch seq_len dim in_features "
+           "out_features bias activation m n k in_channels out_channels kernel "
+           "image stride padding embed_dim heads vocab input_size hidden layers "
+           "bidirectional elements precision optimizer").split()
+
+
+def rows_of(case):
+    """The pn rows of one sample of the case, from hooks on leaf modules."""
+    model, opt, x, y, loss_fn, batch = build(case)
+    optname = parse(case)[2]
+    rows = []
+
+    def add(name, layer, weights, **dims):
+        r = dict(name=name, layer=layer, op=dims.pop("op", layer), phase="train",
+                 repeat=1, precision="fp32",
+                 optimizer=optname if weights else "none")
+        r.update(dims)
+        rows.append(r)
+
+    def per_sample(t):
+        return t.numel() // batch
+
+    def hook(name):
+        def f(m, inp, out):
+            a = inp[0]
+            if isinstance(m, nn.Linear):
+                add(name, "dense", True, batch=per_sample(a) // m.in_features,
+                    in_features=m.in_features, out_features=m.out_features,
+                    bias=int(m.bias is not None))
+            elif isinstance(m, nn.Conv2d):
+                assert a.shape[2] == a.shape[3] and m.kernel_size[0] == m.kernel_size[1]
+                add(name, "conv2d", True, batch=1, in_channels=m.in_channels,
+                    out_channels=m.out_channels, kernel=m.kernel_size[0],
+                    image=a.shape[2], stride=m.stride[0], padding=m.padding[0],
+                    bias=int(m.bias is not None))
+            elif isinstance(m, nn.BatchNorm2d):
+                # pn has no batch norm type yet: the nearest, as
+                # samples/networks does (a normalisation of the same tensor)
+                add(name, "layernorm", True, batch=1,
+                    seq_len=a.shape[2] * a.shape[3], dim=a.shape[1])
+            elif isinstance(m, nn.LayerNorm):
+                d = m.normalized_shape[0]
+                add(name, "layernorm", True, batch=1, seq_len=per_sample(a) // d, dim=d)
+            elif isinstance(m, (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d)):
+                add(name, "mem", False, elements=per_sample(a) + per_sample(out))
+            elif isinstance(m, (nn.ReLU, nn.GELU, nn.Tanh, nn.Dropout, Add)):
+                op = {nn.ReLU: "relu", nn.GELU: "gelu", nn.Tanh: "tanh",
+                      nn.Dropout: "dropout", Add: "add"}[type(m)]
+                add(name, "elementwise", False, op=op, batch=1, seq_len=1,
+                    dim=per_sample(out))
+            elif isinstance(m, nn.Embedding):
+                add(name, "embedding", True, batch=1,
+                    seq_len=max(1, a.numel() // batch) if a.dim() > 1 else 1,
+                    vocab=m.num_embeddings, embed_dim=m.embedding_dim)
+            elif isinstance(m, (nn.LSTM, nn.GRU, nn.RNN)):
+                kind = {nn.LSTM: "lstm", nn.GRU: "gru", nn.RNN: "rnn"}[type(m)]
+                add(name, kind, True, batch=1, seq_len=a.shape[1],
+                    input_size=m.input_size, hidden=m.hidden_size,
+                    layers=m.num_layers, bidirectional=int(m.bidirectional))
+            elif isinstance(m, nn.MultiheadAttention):
+                add(name, "attention", True, batch=1, seq_len=a.shape[1],
+                    embed_dim=m.embed_dim, heads=m.num_heads)
+            elif isinstance(m, nn.Flatten):
+                pass                               # a view: no work
+            else:
+                raise SystemExit("real_steps.py: no pn row for %s" % type(m).__name__)
+        return f
+
+    def leaves(m, prefix=""):
+        if isinstance(m, nn.MultiheadAttention) or not list(m.children()):
+            yield prefix or type(m).__name__, m
+            return
+        for n, c in m.named_children():
+            yield from leaves(c, prefix + ("." if prefix else "") + n)
+
+    handles = [m.register_forward_hook(hook(n)) for n, m in leaves(model)]
+    with torch.no_grad():
+        out = model(x)
+    for h in handles:
+        h.remove()
+    flat = out.reshape(-1, out.shape[-1])
+    # the loss: pn has no cross-entropy type yet; a softmax over the classes
+    add("loss", "softmax", False, batch=1, seq_len=flat.shape[0] // batch,
+        dim=flat.shape[1])
+    return rows
+
+
+def write_network(case, path):
+    with open(path, "w") as f:
+        f.write("\t".join(COLUMNS) + "\n")
+        for r in rows_of(case):
+            f.write("\t".join(str(r.get(c, "NA")) for c in COLUMNS) + "\n")
+
+
+# ---- measuring -------------------------------------------------------------
+
+# aten ops (self CPU time) grouped by the pn layer type that would carry them
+GROUPS = [
+    ("dense", ("addmm", "mm", "linear", "matmul", "bmm", "t", "AddmmBackward",
+               "MmBackward", "sum")),
+    ("conv2d", ("convolution", "conv2d", "mkldnn_convolution",
+                "ConvolutionBackward", "_convolution")),
+    ("batchnorm", ("batch_norm", "native_batch_norm", "NativeBatchNormBackward")),
+    ("layernorm", ("layer_norm", "native_layer_norm", "NativeLayerNormBackward")),
+    ("pool", ("max_pool2d", "adaptive_avg_pool2d", "MaxPool2DWithIndicesBackward",
+              "AdaptiveAvgPool2DBackward", "mean")),
+    ("rnn", ("lstm", "gru", "rnn_tanh", "_thnn", "LstmBackward", "GruBackward")),
+    ("embedding", ("embedding", "EmbeddingBackward", "embedding_dense_backward",
+                   "index_select", "index_add_")),
+    ("attention", ("multi_head_attention", "_native_multi_head_attention",
+                   "baddbmm", "softmax", "_softmax", "SoftmaxBackward")),
+    ("loss", ("cross_entropy", "log_softmax", "nll_loss", "NllLossBackward",
+              "LogSoftmaxBackward", "_log_softmax")),
+    ("dropout", ("dropout", "bernoulli_", "native_dropout", "NativeDropoutBackward")),
+    ("activation", ("relu", "gelu", "tanh", "threshold_backward", "GeluBackward",
+                    "ReluBackward")),
+    ("optimizer", ("Optimizer.step", "_foreach", "add_", "addcdiv_", "addcmul_",
+                   "lerp_", "sqrt", "mul_", "div_")),
+]
+
+
+def group_of(op):
+    for g, keys in GROUPS:
+        for k in keys:
+            if op == "aten::" + k or op.startswith(k) or ("::" + k) in op:
+                return g
+    return "other"
+
+
+PROFILED = 3
+
+
+def profile(model, opt, x, y, loss_fn, step_ms):
+    """Where a step's time goes, per aten op and per group: the profiler's
+    self CPU time over PROFILED steps, as shares of the step scaled to
+    step_ms (the profiler's own clock is the wall clock and adds its
+    overhead, so only its shares are kept); and the allocator's peak
+    during the last step, over what the step started with."""
+    from torch.profiler import ProfilerActivity, profile as prof
+    with prof(activities=[ProfilerActivity.CPU]) as p:
+        for _ in range(PROFILED):
+            step(model, opt, x, y, loss_fn)
+    ops, groups = {}, {}
+    total = sum(e.self_cpu_time_total for e in p.key_averages()
+                if e.self_cpu_time_total > 0)
+    for e in p.key_averages():
+        if e.self_cpu_time_total <= 0:
+            continue
+        ms = e.self_cpu_time_total / total * step_ms
+        ops[e.key] = ops.get(e.key, 0) + ms
+        g = group_of(e.key)
+        groups[g] = groups.get(g, 0) + ms
+    with prof(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
+        step(model, opt, x, y, loss_fn)
+    # [memory] events: + bytes allocated, - bytes freed, in time order
+    mem = sorted((e.time_range.start, e.cpu_memory_usage)
+                 for e in p.profiler.function_events if e.name == "[memory]")
+    cur = peak = 0
+    for _, d in mem:
+        cur += d
+        peak = max(peak, cur)
+    return ops, groups, peak
+
+
+def live_bytes(model, opt, x, y):
+    """Bytes the step starts with: parameters, optimizer state, the batch
+    (gradients were set to None)."""
+    n = sum(p.numel() * p.element_size() for p in model.parameters())
+    n += sum(b.numel() * b.element_size() for b in model.buffers())
+    for st in opt.state.values():
+        n += sum(t.numel() * t.element_size() for t in st.values()
+                 if torch.is_tensor(t))
+    return n + x.numel() * x.element_size() + y.numel() * y.element_size()
+
+
+def measure(case, outdir):
+    model, opt, x, y, loss_fn, batch = build(case)
+    for _ in range(WARMUP):
+        step(model, opt, x, y, loss_fn)
+    cpu, wall = [], []
+    for _ in range(STEPS):
+        t0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+        step(model, opt, x, y, loss_fn)
+        cpu.append((time.thread_time_ns() - t0) / 1e6)
+        wall.append((time.perf_counter_ns() - w0) / 1e6)
+    start = live_bytes(model, opt, x, y)
+    ops, groups, peak = profile(model, opt, x, y, loss_fn,
+                                statistics.median(cpu))
+    res = {
+        "case": case, "batch": batch, "steps": STEPS, "warmup": WARMUP,
+        "median_ms": statistics.median(cpu), "mean_ms": statistics.mean(cpu),
+        "cv": statistics.stdev(cpu) / statistics.mean(cpu),
+        "wall_median_ms": statistics.median(wall), "step_ms": cpu,
+        "start_bytes": start, "peak_bytes": start + peak,
+        "params": sum(p.numel() for p in model.parameters()),
+        "profile_groups_ms": groups, "profile_ops_ms": ops,
+        "torch": torch.__version__, "threads": torch.get_num_threads(),
+    }
+    with open(os.path.join(outdir, case + ".json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+
+
+def main(argv):
+    if len(argv) >= 1 and argv[0] == "list":
+        print("\n".join(cases()))
+    elif len(argv) == 3 and argv[0] == "network":
+        write_network(argv[1], argv[2])
+    elif len(argv) == 3 and argv[0] == "measure":
+        measure(argv[1], argv[2])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
