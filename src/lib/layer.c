@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "layer.h"
+#include "opt.h"
 
 /* ---- the tables -------------------------------------------------------- */
 
@@ -329,18 +330,22 @@ int fail(pn_layer_err *e, int col, const char *const *names,
 	return -1;
 }
 
-/* A whole number (|v| < 2^53) into *v; in a message, as pn_tsv_int words
- * it, the field cut to 40 bytes. */
+/* A whole number (|v| < 2^53) into *v, by opt.h's one rule; a message in
+ * its words (pn_whole_msg), as pn_tsv_int would die with. */
 static int whole(const pn_tsv *in, int col, double *v, pn_layer_err *e)
 {
 	const char *s = pn_tsv_str(in, col);
-	int num = pn_parse_num(s, pn_tsv_len(in, col), v) == 0;
-	if (num && *v == floor(*v) && fabs(*v) < 0x1p53)
+	size_t n = pn_tsv_len(in, col);
+	long long w;
+	int rc = pn_parse_whole(s, n, -PN_WHOLE_MAX, PN_WHOLE_MAX, &w);
+	if (rc == PN_NUM_OK) {
+		*v = (double)w;
 		return 0;
+	}
+	char msg[128];
 	e->notwhole = 1;
-	return fail(e, col, NULL, "'%.*s%s' is not a %snumber",
-		    pn_tsv_len(in, col) < 44 ? 44 : 40, s,
-		    pn_tsv_len(in, col) < 44 ? "" : "...", num ? "whole " : "");
+	return fail(e, col, NULL, "%s", pn_whole_msg(msg, sizeof msg, rc, s, n,
+		    -PN_WHOLE_MAX, PN_WHOLE_MAX));
 }
 
 /* Optional enumerated column: dflt when absent or NA. */
