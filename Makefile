@@ -193,7 +193,11 @@ deps:
 # seeds (fuzz/corpus/NAME; new inputs go to build/fuzz/corpus/NAME).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
+# extra libFuzzer options for every harness (CI: -seed=1, the same inputs
+# on every run)
+FUZZ_OPTS    ?=
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
                 -fno-sanitize-recover=undefined
 FUZZ_HARNESS := tsv csv gpuspec num layer network graph model
 FUZZ_BIN     := $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESS))
@@ -212,7 +216,7 @@ FUZZ_LIBS_network := $(FUZZ_XGB)
 .PHONY: fuzz fuzz-build
 fuzz: fuzz-build
 	$(Q)for h in $(FUZZ_HARNESS); do \
-		fuzz/run $$h $(FUZZ_SECONDS) || exit 1; done
+		fuzz/run $$h $(FUZZ_SECONDS) $(FUZZ_OPTS) || exit 1; done
 
 fuzz-build: $(FUZZ_BIN)
 

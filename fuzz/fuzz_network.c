@@ -1,31 +1,25 @@
-/* fuzz_network - the network file, as pn-sum reads it.
- *
- * FOR THE LEAD, AFTER THE MERGE OF src/lib/network.{c,h}: today the reader
- * is read_network(), a static function of src/pn-sum.c, so this harness
- * compiles pn-sum.c in (its main renamed) to call it.  Switch it to
- * network.h: drop the #include of pn-sum.c and the #define of main, include
- * "network.h", and call its loader and free function in body(); the corpus
- * (fuzz/corpus/network) stays as it is. */
-#define main pn_sum_main
-#include "../src/pn-sum.c"
-#undef main
+/* fuzz_network - the network file (src/lib/network.h), as pn-sum reads it:
+ * pn_network_read, then, on a network it accepts, every row scaled to a
+ * batch as pn-sum predicts it. */
+#include <string.h>
 
 #include "fuzz.h"
+#include "network.h"
 
 static void body(const char *path, const uint8_t *d, size_t n)
 {
 	(void)d; (void)n;
-	network net;
+	pn_network net;
+	pn_network_err e;
 	memset(&net, 0, sizeof net);
-	read_network(&net, path);
-	for (long i = 0; i < net.n; i++) {
-		free(net.r[i].field[0]);
-		free(net.r[i].field);
+	if (pn_network_read(&net, path, &e) == 0) {
+		for (long i = 0; i < net.n; i++) {
+			pn_layer l;
+			double traffic;
+			pn_network_scaled(&net, &net.r[i], 3, &l, &traffic);
+		}
 	}
-	for (int i = 0; i < net.ncols; i++)
-		free(net.col[i]);
-	free(net.col);
-	free(net.r);
+	pn_network_free(&net);
 }
 
 PN_FUZZ_MAIN("pn-fuzz-network", pn_fuzz_run, body)

@@ -9,6 +9,7 @@
 
 #include "design.h"
 #include "err.h"
+#include "opt.h"
 #include "featurize.h"
 #include "metrics.h"
 #include "modelset.h"
@@ -144,20 +145,6 @@ static void add_param(pn_params *par, const char *arg)
 	par->name[par->n][n] = '\0';
 	par->value[par->n] = pn_xstrdup(eq + 1);
 	par->used[par->n++] = 0;
-}
-
-static uint64_t parse_seed(const char *s)
-{
-	char *end;
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		pn_usage_error("invalid --seed '%s': want a whole number "
-			       "from 0", s);
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*end || errno)
-		pn_usage_error("invalid --seed '%s': want a whole number "
-			       "from 0", s);
-	return (uint64_t)v;
 }
 
 /* ---- the run ----------------------------------------------------------------- */
@@ -783,7 +770,7 @@ int main(int argc, char **argv)
 		case 'L': r.logfeat = 1; break;
 		case 'v': valpath = optarg; break;
 		case 'p': add_param(&r.par, optarg); break;
-		case 's': r.seed = parse_seed(optarg); break;
+		case 's': r.seed = pn_opt_seed("--seed", optarg); break;
 		case OPT_BY_LAYER: r.by_layer = 1; break;
 		case OPT_NO_BY_LAYER: r.by_layer = 0; break;
 		case 'o': output = optarg; break;

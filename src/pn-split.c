@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "opt.h"
 #include "gpuspec.h"
 #include "layer.h"
 #include "tsv.h"
@@ -87,28 +88,6 @@ static void parse_fractions(const char *s, double pct[NPARTS])
 		pn_usage_error("invalid --fractions '%s': the parts sum to %s, "
 			       "not 100", s, b);
 	}
-}
-
-static uint64_t parse_seed(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno)
-		pn_usage_error("invalid --seed '%s': expected a whole number "
-			       "from 0 to 18446744073709551615", s);
-	return v;
-}
-
-static long parse_every(const char *s)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (*s < '1' || *s > '9' || *end || errno)
-		pn_usage_error("invalid --every '%s': expected a whole number "
-			       "from 1", s);
-	return v;
 }
 
 /* ---- the assignment ----------------------------------------------------- */
@@ -295,7 +274,7 @@ int main(int argc, char **argv)
 			fractions = optarg;
 			break;
 		case 's':
-			seed = parse_seed(optarg);
+			seed = pn_opt_seed("--seed", optarg);
 			break;
 		case 'k':
 			keylist = optarg;
@@ -307,7 +286,8 @@ int main(int argc, char **argv)
 			specs = optarg;
 			break;
 		case OPT_EVERY:
-			every = parse_every(optarg);
+			every = (long)pn_opt_whole("--every", optarg, 1,
+						    PN_WHOLE_MAX);
 			break;
 		case 'v':
 			verbose = 1;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "opt.h"
 #include "featurize.h"
 #include "gpuspec.h"
 #include "interval.h"
@@ -310,17 +311,6 @@ static void plot(const char *path, const char *net, const result *res,
 
 /* ---- main -------------------------------------------------------------- */
 
-static double whole_arg(const char *opt, const char *s)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || end == s || v < 1 || v > (1LL << 40))
-		pn_usage_error("%s: '%s' is not a whole number of at least 1",
-			       opt, s);
-	return (double)v;
-}
-
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT };
 
 typedef struct {
@@ -370,9 +360,10 @@ static void parse_options(int argc, char **argv, options *o)
 					       "a list)", optarg);
 			o->all = 1;
 			break;
-		case 'b': o->batch = whole_arg("--batch", optarg); break;
+		case 'b': o->batch = (double)pn_opt_whole("--batch", optarg, 1, PN_WHOLE_MAX); break;
 		case 'n':
-			o->dataset = whole_arg("--dataset-size", optarg);
+			o->dataset = (double)pn_opt_whole("--dataset-size", optarg, 1,
+							   PN_WHOLE_MAX);
 			break;
 		case 'p': o->per_layer = 1; break;
 		case 'I':

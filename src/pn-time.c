@@ -15,6 +15,7 @@
 #include "config.h"
 #include "err.h"
 #include "gpuspec.h"
+#include "opt.h"
 #include "tsv.h"
 
 static const char usage[] =
@@ -280,29 +281,6 @@ static void put_ms(pn_tsv_out *out, int k, double v)
 		pn_tsv_out_num(out, k, round(v * 1e6) / 1e6);
 }
 
-static double parse_size(const char *opt, const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' ? 1e9 :
-		     *end == 'T' ? 1e12 : 1;
-	if (mul != 1)
-		end++;
-	if (end == s || *end || !(v >= 0) || isinf(v))
-		pn_usage_error("%s: '%s' is not a size", opt, s);
-	return v * mul;
-}
-
-static int parse_int(const char *opt, const char *s, int min)
-{
-	double v;
-	if (pn_parse_num(s, strlen(s), &v) != 0 || v != floor(v) || v < min ||
-	    v > 1e6)
-		pn_usage_error("%s: '%s' is not a whole number >= %d", opt, s,
-			       min);
-	return (int)v;
-}
-
 static double avail_bytes(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
@@ -394,11 +372,11 @@ static void parse_args(int argc, char **argv)
 				NULL)) != -1) {
 		switch (c) {
 		case 'b': a.backend = optarg; break;
-		case 'r': o.reps = parse_int("--reps", optarg, 1); break;
-		case 'w': o.warmup = parse_int("--warmup", optarg, 0); break;
-		case 'j': a.bo.threads = parse_int("--threads", optarg, 1); break;
-		case 'm': a.bo.mem_limit = parse_size("--mem-limit", optarg); break;
-		case 's': a.bo.seed = (uint64_t)parse_int("--seed", optarg, 0); break;
+		case 'r': o.reps = (int)pn_opt_whole("--reps", optarg, 1, 1000000); break;
+		case 'w': o.warmup = (int)pn_opt_whole("--warmup", optarg, 0, 1000000); break;
+		case 'j': a.bo.threads = (int)pn_opt_whole("--threads", optarg, 1, 1000000); break;
+		case 'm': a.bo.mem_limit = pn_opt_size("--mem-limit", optarg); break;
+		case 's': a.bo.seed = pn_opt_seed("--seed", optarg); break;
 		case O_COLD: o.cold = 1; break;
 		case O_WARM: o.cold = 0; break;
 		case O_REPMS: {

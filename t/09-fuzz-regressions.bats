@@ -16,44 +16,37 @@ clean_error() {
 }
 
 @test "pn-sum rejects an unknown optimizer name without reading past the name table (fuzz_layer, fuzz_network)" {
-	skip "fix pending: W1, src/lib/layer.c optnames has no end marker (issue 14 item 4)"
 	run pn-sum -d T4 --fallback roofline "$FIX/fuzz/optimizer-lion.tsv"
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-sum: $FIX/fuzz/optimizer-lion.tsv:2: column 'optimizer': unknown value 'lion' (one of: none, sgd, adam, adagrad, adadelta, rmsprop)" ]
 }
 
 @test "pn-eval rejects an xgb body whose UBJ string length runs past the body (fuzz_model)" {
-	skip "fix pending: W4b, checksum of xgb bodies (issue 14 item 11)"
 	run pn-eval -m "$FIX/fuzz/xgb-decodestr.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/xgb-decodestr.model" "corrupt model: "
 }
 
 @test "pn-eval rejects an xgb body that declares a 100 TB array (fuzz_model)" {
-	skip "fix pending: W4b, checksum of xgb bodies (issue 14 item 11)"
 	run pn-eval -m "$FIX/fuzz/xgb-huge-alloc.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/xgb-huge-alloc.model" "corrupt model: "
 }
 
 @test "pn-eval rejects an rf tree of 2000000000 nodes before allocating them (fuzz_model)" {
-	skip "fix pending: W4b, node counts checked in pn_tree_load (issue 14 item 12)"
 	run pn-eval -m "$FIX/fuzz/rf-tree-nodes.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/rf-tree-nodes.model" "corrupt model: "
 }
 
 @test "pn-eval rejects a gbdt tree of 2000000000 nodes before allocating them (fuzz_model)" {
-	skip "fix pending: W4b, node counts checked in pn_tree_load (issue 14 item 12)"
 	run pn-eval -m "$FIX/fuzz/gbdt-tree-nodes.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/gbdt-tree-nodes.model" "corrupt model: "
 }
 
 @test "pn-eval rejects an xgb body whose UBJ array count runs past the body (fuzz_model)" {
-	skip "fix pending: W4b, checksum of xgb bodies (issue 14 item 11)"
 	run pn-eval -m "$FIX/fuzz/xgb-parsearray.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/xgb-parsearray.model" "corrupt model: "
 }
 
 @test "pn-eval rejects at once an xgb body that makes XGBoost allocate without end (fuzz_model)" {
-	skip "fix pending: W4b, checksum of xgb bodies (issue 14 item 11)"
 	run timeout 20 pn-eval -m "$FIX/fuzz/xgb-endless.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/xgb-endless.model" "corrupt model: "
 }

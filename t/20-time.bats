@@ -395,6 +395,27 @@ died_after_3() {
 	[ "$(wc -l <"$T/out.tsv")" -eq 3 ]
 }
 
+# issue 14 item 2: an output is written through a link, never replaces it
+@test "pn-time -o writes through a symbolic link and keeps the link" {
+	T=$BATS_TEST_TMPDIR
+	dense_rows 2 >"$T/in"
+	mkdir "$T/d"
+	: >"$T/d/real.tsv"
+	ln -s d/real.tsv "$T/link.tsv"
+	pn-time -q -r 1 -w 0 -o "$T/link.tsv" "$T/in"
+	[ -L "$T/link.tsv" ]
+	[ "$(wc -l <"$T/d/real.tsv")" -eq 3 ]
+	[ "$(ls "$T/d")" = real.tsv ]
+}
+
+@test "pn-time -o writes into a character device and leaves it one" {
+	T=$BATS_TEST_TMPDIR
+	dense_rows 2 >"$T/in"
+	pn-time -q -r 1 -w 0 -o /dev/null "$T/in"
+	[ -c /dev/null ]
+	[ ! -e /dev/null.part ]
+}
+
 @test "pn-time -o leaves nothing after a run that dies before its first row" {
 	T=$BATS_TEST_TMPDIR
 	dense_rows 0 >"$T/in"

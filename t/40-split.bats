@@ -275,7 +275,7 @@ gen() {
 @test "pn-split rejects a --seed that is not a whole number with exit 2" {
 	run pn-split --seed -3 -o p "$S/runs.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-split: invalid --seed '-3': expected a whole number from 0 to 18446744073709551615" ]
+	[ "${lines[0]}" = "pn-split: --seed: '-3' is too small (at least 0)" ]
 }
 
 @test "pn-split fails on empty input" {
@@ -431,9 +431,11 @@ gen() {
 }
 
 @test "pn-split rejects an --every that is not a whole number from 1 with exit 2" {
-	for k in 0 -1 1.5 x ''; do
-		run pn-split --every "$k" -o p "$S/runs.tsv"
-		[ "$status" -eq 2 ] || { echo "--every '$k': exit $status"; return 1; }
-		[ "${lines[0]}" = "pn-split: invalid --every '$k': expected a whole number from 1" ]
+	for k in 0:"'0' is too small (at least 1)" -1:"'-1' is too small (at least 1)" \
+		 1.5:"'1.5' is not a whole number" x:"'x' is not a number" \
+		 :"'' is not a number"; do
+		run pn-split --every "${k%%:*}" -o p "$S/runs.tsv"
+		[ "$status" -eq 2 ] || { echo "--every '${k%%:*}': exit $status"; return 1; }
+		[ "${lines[0]}" = "pn-split: --every: ${k#*:}" ]
 	done
 }

@@ -320,7 +320,7 @@ features_of() {
 @test "pn-fit rejects a seed that is not a whole number with exit 2" {
 	run pn-fit --seed -1 "$F/train.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-fit: invalid --seed '-1': want a whole number from 0" ]
+	[ "${lines[0]}" = "pn-fit: --seed: '-1' is too small (at least 0)" ]
 }
 
 @test "pn-fit rejects an unknown option with exit 2" {

@@ -189,7 +189,20 @@ setup_file() {
 @test "pn-sum rejects a batch that is not a whole number" {
 	run bash -c "pn-sum --fallback roofline $G -d UNIT -b 0 '$F/net.tsv' 2>&1 >/dev/null"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-sum: --batch: '0' is not a whole number of at least 1" ]
+	[ "${lines[0]}" = "pn-sum: --batch: '0' is too small (at least 1)" ]
+}
+
+# issue 14 item 8: options follow the rule of TSV fields ("1e12" is whole)
+@test "pn-sum takes a dataset size written with an exponent" {
+	run pn-sum --fallback roofline $G -d UNIT -b 2 -n 1e12 "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | column /dev/stdin iterations)" = 500000000000 ]
+}
+
+@test "pn-sum says a batch beyond 2^53 is too large and names the limit" {
+	run bash -c "pn-sum --fallback roofline $G -d UNIT -b 1e16 '$F/net.tsv' 2>&1 >/dev/null"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: --batch: '1e16' is too large (at most 9007199254740991)" ]
 }
 
 @test "pn-sum accepts only the roofline as fallback" {

@@ -18,7 +18,7 @@ run_io() {
 # line, no header (the argument that is a file is the file).
 column() {
 	local c=$1 f=$2
-	[ ! -f "$1" ] || { c=$2; f=$1; }
+	[ ! -e "$1" ] || [ -e "$2" ] || { c=$2; f=$1; }
 	awk -F'\t' -v c="$c" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
 		{ print $k }' "$f"
 }

@@ -540,9 +540,7 @@ static int free_slot(void)
 	PN_BUG("too many output files");
 }
 
-/* path with every symbolic link followed (the last may dangle): a link is
- * written through, never replaced. */
-static char *follow(const char *path)
+char *pn_output_target(const char *path)
 {
 	char *p = pn_xstrdup(path);
 	for (int hops = 0; hops < 40; hops++) {
@@ -602,7 +600,7 @@ static int claim(int slot, const char *path)
 	outs[slot].path = pn_xstrdup(path);
 	if (strcmp(path, "-") == 0)
 		return 0;
-	outs[slot].target = follow(path);
+	outs[slot].target = pn_output_target(path);
 	return stat(outs[slot].target, &st) != 0 || S_ISREG(st.st_mode);
 }
 

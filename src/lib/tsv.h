@@ -135,6 +135,11 @@ void pn_output_close(FILE *f);
  * onto a regular file; copied into a device, a FIFO or standard output,
  * then removed).  A run that dies before the commit leaves nothing behind. */
 const char *pn_output_reserve(const char *path);
+/* path with every symbolic link followed (the last link may dangle), newly
+ * allocated: the file that an output to path really writes.  A link is
+ * written through, never replaced; pn-time's partial output (FILE.part
+ * beside FILE) uses it too. */
+char *pn_output_target(const char *path);
 void pn_output_commit(const char *name);
 
 /* Give stdout a large buffer; call once at start. */

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "partial.h"
+#include "tsv.h"
 
 struct pn_partial {
 	char *path, *part, *settings;
@@ -37,8 +38,8 @@ static char *concat(const char *a, const char *b)
 static pn_partial *partial_new(const char *path)
 {
 	pn_partial *p = pn_xcalloc(1, sizeof *p);
-	p->path = pn_xstrdup(path);
-	p->part = concat(path, ".part");
+	p->path = pn_output_target(path);   /* a link: its target */
+	p->part = concat(p->path, ".part");
 	p->settings = concat(p->part, ".settings");
 	p->synced = now_s();
 	return p;
