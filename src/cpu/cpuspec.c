@@ -18,6 +18,7 @@
 #include "cpu.h"
 #include "err.h"
 #include "rng.h"
+#include "tsv.h"
 
 /* First value of field key in /proc/cpuinfo, or "" */
 static void cpuinfo(const char *key, char *buf, size_t n)
@@ -296,13 +297,21 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 				*p = '/';
 			}
 		mkdir(dir, 0777);
-		FILE *w = fopen(tmp, "w");
+		/* as every output: a link is written through, and a device
+		 * or FIFO is never replaced (it is no cache: left alone) */
+		char *target = pn_output_target(path);
+		struct stat st;
+		snprintf(tmp, sizeof tmp, "%s.%ld", target, (long)getpid());
+		FILE *w = stat(target, &st) == 0 && !S_ISREG(st.st_mode) ?
+			  (errno = EEXIST, NULL) : fopen(tmp, "w");
 		if (!w || fputs(header, w) < 0 || fputs(row, w) < 0 ||
-		    fclose(w) != 0 || rename(tmp, path) != 0) {
+		    fclose(w) != 0 || rename(tmp, target) != 0) {
 			pn_warn("cannot cache the CPU spec in %s: %s", path,
 				strerror(errno));
-			unlink(tmp);
+			if (w)
+				unlink(tmp);
 		}
+		free(target);
 	}
 	fputs(header, out);
 	fputs(row, out);
