@@ -50,3 +50,8 @@ clean_error() {
 	run timeout 20 pn-eval -m "$FIX/fuzz/xgb-endless.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/xgb-endless.model" "corrupt model: "
 }
+
+@test "pn-eval rejects a model whose logo device holds a control character (fuzz_model)" {
+	run pn-eval -m "$FIX/fuzz/logo-control-char.model" "$FIX/fit-mlp/small.tsv"
+	clean_error pn-eval "$FIX/fuzz/logo-control-char.model" "corrupt model: control character 0x0d in line"
+}

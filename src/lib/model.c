@@ -116,8 +116,16 @@ char *pn_mread_raw(pn_mreader *r)
 	if (n == 0 || r->buf[n - 1] != '\n')
 		pn_mread_die(r, "truncated file (last line has no newline)");
 	r->buf[--n] = '\0';
-	if ((size_t)n != strlen(r->buf))
-		pn_mread_die(r, "NUL byte in line");
+	/* pn writes printable text and tabs: any other control byte (a NUL,
+	 * a carriage return) is damage, and a word holding one could not be
+	 * written back (pn_model_write) */
+	for (ssize_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)r->buf[i];
+		if (c == 0)
+			pn_mread_die(r, "NUL byte in line");
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			pn_mread_die(r, "control character 0x%02x in line", c);
+	}
 	r->len = (size_t)n;
 	return r->buf;
 }

@@ -66,7 +66,7 @@ static void adam_base(ADAM_ARGS)
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /* the fused form where the CPU has fma (x86-64-v3: AVX2; v4: AVX-512),
- * picked when the program loads, as target_clones picks */
+ * picked at the first call */
 __attribute__((target("arch=x86-64-v4"))) static void adam_v4(ADAM_ARGS)
 {
 	adam_fused(w, g, m, v, n, step, c2, b1, b2, eps);
@@ -77,17 +77,20 @@ __attribute__((target("arch=x86-64-v3"))) static void adam_v3(ADAM_ARGS)
 	adam_fused(w, g, m, v, n, step, c2, b1, b2, eps);
 }
 
-static void (*resolve_adam(void))(ADAM_ARGS)
+/* Chosen at the first call, not by an ifunc resolver: a resolver runs
+ * while the program is relocated, before the sanitizers' runtime is up, and
+ * crashes in a SANITIZE=1 build.  Every thread picks the same function. */
+void pn_adam(ADAM_ARGS)
 {
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("x86-64-v4"))
-		return adam_v4;
-	if (__builtin_cpu_supports("x86-64-v3"))
-		return adam_v3;
-	return adam_base;
+	static void (*impl)(ADAM_ARGS);
+	if (!impl) {
+		__builtin_cpu_init();
+		impl = __builtin_cpu_supports("x86-64-v4") ? adam_v4 :
+		       __builtin_cpu_supports("x86-64-v3") ? adam_v3 :
+		       adam_base;
+	}
+	impl(w, g, m, v, n, step, c2, b1, b2, eps);
 }
-
-void pn_adam(ADAM_ARGS) __attribute__((ifunc("resolve_adam")));
 #else
 void pn_adam(ADAM_ARGS)
 {
