@@ -245,6 +245,37 @@ static void holdout_free(holdout *h)
 	pn_gpus_free(h->gpus);
 }
 
+/* The file of each part (NULL: none): a named part overrides the prefix;
+ * a part that gets rows needs one; two parts never share one. */
+static void output_paths(const char *prefix, const char *const named[NPARTS],
+			 const double pct[NPARTS], int held,
+			 char *path[NPARTS])
+{
+	if (!prefix && !named[TRAIN] && !named[VAL] && !named[TEST])
+		pn_usage_error("no output named: use -o PREFIX or --train, "
+			       "--val and --test");
+	for (int i = 0; i < NPARTS; i++) {
+		path[i] = NULL;
+		if (named[i]) {
+			path[i] = pn_xstrdup(named[i]);
+		} else if (prefix) {
+			path[i] = pn_xmalloc(strlen(prefix) + 16);
+			sprintf(path[i], "%s-%s.tsv", prefix, part_names[i]);
+		} else if (pct[i] > 0 || (i == TEST && held)) {
+			pn_usage_error("no output for the %s rows: use --%s "
+				       "FILE or -o PREFIX", part_names[i],
+				       part_names[i]);
+		}
+	}
+	for (int i = 0; i < NPARTS; i++)
+		for (int j = 0; j < i; j++)
+			if (path[i] && path[j] &&
+			    strcmp(path[i], path[j]) == 0)
+				pn_usage_error("the %s and %s rows both go to "
+					       "'%s'", part_names[j],
+					       part_names[i], path[i]);
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -313,31 +344,8 @@ int main(int argc, char **argv)
 		pct[TEST] = 0;
 	}
 
-	/* Output names: a named part overrides the prefix. */
-	if (!prefix && !named[TRAIN] && !named[VAL] && !named[TEST])
-		pn_usage_error("no output named: use -o PREFIX or --train, "
-			       "--val and --test");
 	char *path[NPARTS];
-	for (int i = 0; i < NPARTS; i++) {
-		path[i] = NULL;
-		if (named[i]) {
-			path[i] = pn_xstrdup(named[i]);
-		} else if (prefix) {
-			path[i] = pn_xmalloc(strlen(prefix) + 16);
-			sprintf(path[i], "%s-%s.tsv", prefix, part_names[i]);
-		} else if (pct[i] > 0 || (i == TEST && holdlist)) {
-			pn_usage_error("no output for the %s rows: use --%s "
-				       "FILE or -o PREFIX", part_names[i],
-				       part_names[i]);
-		}
-	}
-	for (int i = 0; i < NPARTS; i++)
-		for (int j = 0; j < i; j++)
-			if (path[i] && path[j] &&
-			    strcmp(path[i], path[j]) == 0)
-				pn_usage_error("the %s and %s rows both go to "
-					       "'%s'", part_names[j],
-					       part_names[i], path[i]);
+	output_paths(prefix, named, pct, holdlist != NULL, path);
 
 	pn_tsv *in = pn_tsv_open(optind < argc ? argv[optind] : NULL);
 	int nkey, *key = key_columns(in, keylist, &nkey);
