@@ -190,6 +190,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'h':
+			free(opts);
 			fputs(usage_text, stdout);
 			pn_output_close(stdout);
 			return PN_EXIT_OK;

@@ -582,8 +582,11 @@ static char *temp_file(const char *path, const char *near, int *fd)
 		snprintf(tmp, n + 1, "%s/pn-out", dir);
 	memcpy(tmp + n, ".XXXXXX", 8);
 	*fd = mkstemp(tmp);
-	if (*fd < 0)
-		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
+	if (*fd < 0) {
+		int e = errno;
+		free(tmp);
+		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(e));
+	}
 	pn_cleanup_push(tmp);
 	mode_t mask = umask(0);
 	umask(mask);
