@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "metrics.h"
 #include "model.h"
 #include "tree.h"
 
@@ -48,16 +49,6 @@ static void boost_free(void *m)
 		pn_tree_free(&g->t[i]);
 	free(g->t);
 	free(g);
-}
-
-static double rmse(const double *a, const double *b, size_t n)
-{
-	long double s = 0;
-	for (size_t i = 0; i < n; i++) {
-		double e = a[i] - b[i];
-		s += (long double)e * e;
-	}
-	return sqrt((double)(s / (long double)n));
 }
 
 static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
@@ -126,7 +117,7 @@ static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	double *fv = nv ? pn_xmalloc(nv * sizeof *fv) : NULL;
 	for (size_t i = 0; i < nv; i++)
 		fv[i] = g->base;
-	double best = nv ? rmse(fv, val->y, nv) : 0;
+	double best = nv ? pn_rmse(fv, val->y, nv) : 0;
 	size_t best_round = 0;
 	size_t take = (size_t)llround(subsample * (double)n);
 	if (take < 1)
@@ -152,7 +143,7 @@ static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
 		pn_trees_add(&g->t[k], 1, d->x, n, d->p, f);
 		if (nv) {
 			pn_trees_add(&g->t[k], 1, val->x, nv, val->p, fv);
-			double e = rmse(fv, val->y, nv);
+			double e = pn_rmse(fv, val->y, nv);
 			if (e < best) {
 				best = e;
 				best_round = g->nt;

@@ -17,11 +17,6 @@ int pn_rnn_gates(pn_layer_type t)
 	return t == PN_LSTM ? 4 : t == PN_GRU ? 3 : 1;
 }
 
-static double conv_out(const pn_layer *l)
-{
-	return floor((l->image + 2 * l->padding - l->kernel) / l->stride) + 1;
-}
-
 static float *alloc(size_t n)
 {
 	return n ? pn_xcalloc(n, sizeof(float)) : NULL;
@@ -51,7 +46,7 @@ static void io_sizes(const pn_layer *l, double *nx, double *nx2,
 		break;
 	case PN_CONV2D: {
 		double C = l->in_channels, O = l->out_channels;
-		double X = l->image, k = l->kernel, Y = conv_out(l);
+		double X = l->image, k = l->kernel, Y = pn_conv_out(l);
 		*nx = B * C * X * X;
 		*nw = O * C * k * k + (l->bias ? O : 0);
 		*ny = B * O * Y * Y;
