@@ -302,14 +302,16 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 		char *target = pn_output_target(path);
 		struct stat st;
 		snprintf(tmp, sizeof tmp, "%s.%ld", target, (long)getpid());
-		FILE *w = stat(target, &st) == 0 && !S_ISREG(st.st_mode) ?
-			  (errno = EEXIST, NULL) : fopen(tmp, "w");
-		if (!w || fputs(header, w) < 0 || fputs(row, w) < 0 ||
-		    fclose(w) != 0 || rename(tmp, target) != 0) {
+		FILE *w = NULL;
+		if (stat(target, &st) == 0 && !S_ISREG(st.st_mode))
+			pn_warn("cannot cache the CPU spec in %s: not a "
+				"regular file", path);
+		else if (!(w = fopen(tmp, "w")) || fputs(header, w) < 0 ||
+			 fputs(row, w) < 0 || fclose(w) != 0 ||
+			 rename(tmp, target) != 0) {
 			pn_warn("cannot cache the CPU spec in %s: %s", path,
 				strerror(errno));
-			if (w)
-				unlink(tmp);
+			unlink(tmp);
 		}
 		free(target);
 	}
