@@ -8,6 +8,8 @@
 #include "../cuda/detect.h"
 #include "err.h"
 #include "gpuspec.h"
+#include "layer.h"
+#include "roofline.h"
 #include "tsv.h"
 
 static const char usage[] =
@@ -19,48 +21,26 @@ static const char usage[] =
 "  -d, --detect          print the rows of the CUDA devices of this machine\n"
 "  -g, --gpuspecs FILE   read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
 "  -o, --output FILE     write to FILE instead of standard output\n"
+"  -u, --units           instead of the rows, the peak each layer type and\n"
+"                        precision runs at on each GPU: columns device layer\n"
+"                        precision column peak_gflops (column: the spec\n"
+"                        column of the unit it runs on)\n"
 "  -h, --help            display this help and exit\n"
 "      --version         output version information and exit\n";
 
-static void put(FILE *f, const char *s, int last)
+/* --units: one row per layer type and precision of g. */
+static void units(FILE *f, const pn_gpu *g)
 {
-	fputs(s, f);
-	putc(last ? '\n' : '\t', f);
-}
-
-static void putv(FILE *f, double v)
-{
-	if (isnan(v))
-		fputs("NA", f);
-	else
-		pn_put_num(f, v);
-	putc('\t', f);
-}
-
-static void row(FILE *f, const pn_gpu *g)
-{
-	put(f, g->name, 0);
-	put(f, g->aliases, 0);
-	put(f, g->vendor, 0);
-	put(f, g->arch, 0);
-	put(f, g->cc, 0);
-	putv(f, g->sms);
-	putv(f, g->cores);
-	putv(f, g->base_mhz);
-	putv(f, g->boost_mhz);
-	putv(f, g->mem_gb);
-	put(f, g->mem_type, 0);
-	putv(f, g->mem_bus_bits);
-	putv(f, g->mem_bw_gbs);
-	putv(f, g->l2_mb);
-	putv(f, g->fp32_gflops);
-	putv(f, g->tf32_gflops);
-	putv(f, g->fp16_gflops);
-	putv(f, g->bf16_gflops);
-	put(f, g->bus, 0);
-	putv(f, g->tdp_w);
-	putv(f, g->price_usd_h);
-	put(f, g->source, 1);
+	for (int t = 0; t < PN_NLAYERS; t++)
+		for (int p = 0; p < PN_NPREC; p++) {
+			pn_peak k = pn_unit_peak(g, (pn_layer_type)t,
+						 (pn_prec)p);
+			fprintf(f, "%s\t%s\t%s\t%s\t", g->name,
+				pn_layer_name((pn_layer_type)t),
+				pn_prec_name((pn_prec)p), k.col);
+			pn_put_num(f, k.gflops);
+			putc('\n', f);
+		}
 }
 
 int main(int argc, char **argv)
@@ -69,20 +49,22 @@ int main(int argc, char **argv)
 		{"detect", no_argument, 0, 'd'},
 		{"gpuspecs", required_argument, 0, 'g'},
 		{"output", required_argument, 0, 'o'},
+		{"units", no_argument, 0, 'u'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	const char *specs = NULL, *out = NULL;
-	int detect = 0, c;
+	int detect = 0, unit = 0, c;
 	pn_init("pn-specs");
 	pn_stdout_init();
 	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
-	while ((c = getopt_long(argc, argv, "dg:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dg:o:uh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': detect = 1; break;
 		case 'g': specs = optarg; break;
 		case 'o': out = optarg; break;
+		case 'u': unit = 1; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
 			  return 0;
 		case 'V': pn_version();
@@ -92,8 +74,9 @@ int main(int argc, char **argv)
 	if (detect && optind < argc)
 		pn_usage_error("--detect takes no NAME");
 	pn_gpus *t = pn_gpus_load(specs);
-	/* every NAME, or up to 16 devices */
-	const pn_gpu **sel = pn_xcalloc((size_t)argc + 16, sizeof *sel);
+	/* every NAME, up to 16 devices, or every row */
+	const pn_gpu **sel = pn_xcalloc((size_t)argc + 16 + (size_t)t->n,
+					sizeof *sel);
 	int n = 0;
 	if (detect) {
 		pn_cuda_device d[16];
@@ -110,15 +93,18 @@ int main(int argc, char **argv)
 			sel[n++] = pn_gpus_need(t, argv[i], NULL, 0);
 	}
 	FILE *f = pn_output_open(out);
-	fputs("name\taliases\tvendor\tarch\tcc\tsms\tcores\tbase_mhz\t"
-	      "boost_mhz\tmem_gb\tmem_type\tmem_bus_bits\tmem_bw_gbs\tl2_mb\t"
-	      "fp32_gflops\ttf32_gflops\tfp16_gflops\tbf16_gflops\tbus\ttdp_w\t"
-	      "price_usd_h\tsource\n", f);
 	if (n == 0 && !detect)
 		for (int i = 0; i < t->n; i++)
-			row(f, &t->g[i]);
+			sel[n++] = &t->g[i];
+	if (unit)
+		fputs("device\tlayer\tprecision\tcolumn\tpeak_gflops\n", f);
+	else
+		pn_gpus_write_header(f);
 	for (int i = 0; i < n; i++)
-		row(f, sel[i]);
+		if (unit)
+			units(f, sel[i]);
+		else
+			pn_gpus_write_row(f, sel[i]);
 	pn_output_close(f);
 	free(sel);
 	pn_gpus_free(t);

@@ -17,6 +17,7 @@
 
 #include "cpu.h"
 #include "err.h"
+#include "gpuspec.h"
 #include "rng.h"
 #include "tsv.h"
 
@@ -221,11 +222,14 @@ static double llc_mb(void)
 	return best;
 }
 
-static const char header[] =
-	"name\taliases\tvendor\tarch\tcc\tsms\tcores\tbase_mhz\tboost_mhz\t"
-	"mem_gb\tmem_type\tmem_bus_bits\tmem_bw_gbs\tl2_mb\tfp32_gflops\t"
-	"tf32_gflops\tfp16_gflops\tbf16_gflops\tbus\ttdp_w\tprice_usd_h\t"
-	"source\n";
+/* The spec table's header line (gpuspec.h's columns) into buf. */
+static void header_line(char *buf, size_t n)
+{
+	size_t k = 0;
+	for (const pn_gpu_col *c = pn_gpu_cols; c->name; c++)
+		k += (size_t)snprintf(buf + k, n > k ? n - k : 0, "%s%s",
+				      c->name, c[1].name ? "\t" : "\n");
+}
 
 static void measure(char *row, size_t n, int threads)
 {
@@ -257,7 +261,8 @@ static void measure(char *row, size_t n, int threads)
 		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\tNA\tNA\tNA\tNA\tmeasured by "
 		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
 		 "GFLOP/s %s; triad bandwidth; l2_mb holds the last-level "
-		 "cache\n", name, model[0] ? model : "cpu", threads, v, isa,
+		 "cache; no per-unit peak measured\tNA\tNA\tNA\tNA\tNA\tNA\t"
+		 "NA\tNA\tNA\n", name, model[0] ? model : "cpu", threads, v, isa,
 		 threads, cores, clock > 0 ? clock : 1, mem, bw,
 		 isnan(l3) ? 1 : l3, gf, date, threads, threads > 1 ? "s" : "",
 		 lib);
@@ -265,7 +270,8 @@ static void measure(char *row, size_t n, int threads)
 
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 {
-	char dir[1024], path[1100], row[2048] = "", name[256];
+	char dir[1024], path[1100], row[2048] = "", name[256], header[1024];
+	header_line(header, sizeof header);
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	if (cache_dir)
 		snprintf(dir, sizeof dir, "%s", cache_dir);
@@ -278,8 +284,9 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 	FILE *f = remeasure ? NULL : fopen(path, "r");
 	if (f) {
 		char line[2048];
-		/* the cached row, if it is this CPU's */
-		if (fgets(line, sizeof line, f) && fgets(line, sizeof line, f) &&
+		/* the cached row, if it is this CPU's under today's header */
+		if (fgets(line, sizeof line, f) && strcmp(line, header) == 0 &&
+		    fgets(line, sizeof line, f) &&
 		    strncmp(line, name, strlen(name)) == 0 &&
 		    line[strlen(name)] == '\t')
 			snprintf(row, sizeof row, "%s", line);

@@ -17,7 +17,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	pn_layer_work(l, w);
 	if (traffic > 0)
 		w->traffic = traffic;
-	double gflops = pn_peak_gflops(g, l->bytes);
+	double gflops = pn_unit_peak(g, l->type, l->prec).gflops;
 	double peak = gflops * 1e9;                          /* FLOP/s */
 	double compute, memory;
 	double roof = pn_roofline_time_ms(w->flops, w->traffic, gflops,

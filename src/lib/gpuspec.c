@@ -15,47 +15,39 @@
 #define PN_DATADIR "/usr/local/share/pn"
 #endif
 
-/* What a value may be: a count (whole, at least 1), a positive amount, or
- * an amount of at least 0 (TDP, price). */
-enum { COUNT, POSITIVE, NONNEG };
-
-static const struct {
-	const char *col;
-	size_t off;
-	int required, kind;
-} numcols[] = {
-	{"sms", offsetof(pn_gpu, sms), 1, COUNT},
-	{"cores", offsetof(pn_gpu, cores), 0, COUNT},
-	{"base_mhz", offsetof(pn_gpu, base_mhz), 0, POSITIVE},
-	{"boost_mhz", offsetof(pn_gpu, boost_mhz), 1, POSITIVE},
-	{"mem_gb", offsetof(pn_gpu, mem_gb), 1, POSITIVE},
-	{"mem_bus_bits", offsetof(pn_gpu, mem_bus_bits), 0, COUNT},
-	{"mem_bw_gbs", offsetof(pn_gpu, mem_bw_gbs), 1, POSITIVE},
-	{"l2_mb", offsetof(pn_gpu, l2_mb), 1, POSITIVE},
-	{"fp32_gflops", offsetof(pn_gpu, fp32_gflops), 1, POSITIVE},
-	{"tf32_gflops", offsetof(pn_gpu, tf32_gflops), 0, POSITIVE},
-	{"fp16_gflops", offsetof(pn_gpu, fp16_gflops), 0, POSITIVE},
-	{"bf16_gflops", offsetof(pn_gpu, bf16_gflops), 0, POSITIVE},
-	{"tdp_w", offsetof(pn_gpu, tdp_w), 0, NONNEG},
-	{"price_usd_h", offsetof(pn_gpu, price_usd_h), 0, NONNEG},
+const pn_gpu_col pn_gpu_cols[] = {
+#define T(c) {#c, offsetof(pn_gpu, c), PN_GPU_TEXT, 0}
+#define N(c, kind, req) {#c, offsetof(pn_gpu, c), PN_GPU_##kind, req}
+	T(name), T(aliases), T(vendor), T(arch), T(cc),
+	N(sms, COUNT, 1), N(cores, COUNT, 0), N(base_mhz, POSITIVE, 0),
+	N(boost_mhz, POSITIVE, 1), N(mem_gb, POSITIVE, 1), T(mem_type),
+	N(mem_bus_bits, COUNT, 0), N(mem_bw_gbs, POSITIVE, 1),
+	N(l2_mb, POSITIVE, 1), N(fp32_gflops, POSITIVE, 1),
+	N(tf32_gflops, POSITIVE, 0), N(fp16_gflops, POSITIVE, 0),
+	N(bf16_gflops, POSITIVE, 0), T(bus), N(tdp_w, NONNEG, 0),
+	N(price_usd_h, NONNEG, 0), T(source),
+	N(fp64_gflops, POSITIVE, -1), N(fp16_vec_gflops, POSITIVE, -1),
+	N(bf16_vec_gflops, POSITIVE, -1), N(fp64_tc_gflops, POSITIVE, -1),
+	N(fp32_tc_gflops, POSITIVE, -1),
+	N(fp16_tc_f16acc_gflops, POSITIVE, -1),
+	N(fp8_tc_gflops, POSITIVE, -1), N(int8_tc_gops, POSITIVE, -1),
+	N(tc_mhz, POSITIVE, -1),
+#undef T
+#undef N
+	{NULL, 0, 0, 0}
 };
 
-static const struct {
-	const char *col;
-	size_t off;
-} strcols[] = {
-	{"name", offsetof(pn_gpu, name)},
-	{"aliases", offsetof(pn_gpu, aliases)},
-	{"vendor", offsetof(pn_gpu, vendor)},
-	{"arch", offsetof(pn_gpu, arch)},
-	{"cc", offsetof(pn_gpu, cc)},
-	{"mem_type", offsetof(pn_gpu, mem_type)},
-	{"bus", offsetof(pn_gpu, bus)},
-	{"source", offsetof(pn_gpu, source)},
-};
+#define NCOLS (sizeof pn_gpu_cols / sizeof pn_gpu_cols[0] - 1)
 
-#define NUMCOLS (sizeof numcols / sizeof numcols[0])
-#define STRCOLS (sizeof strcols / sizeof strcols[0])
+static char **text_at(pn_gpu *g, size_t i)
+{
+	return (char **)((char *)g + pn_gpu_cols[i].off);
+}
+
+static double *num_at(pn_gpu *g, size_t i)
+{
+	return (double *)((char *)g + pn_gpu_cols[i].off);
+}
 
 static int readable(const char *p)
 {
@@ -169,17 +161,19 @@ static int clashes(const char *key, void *a)
 	return 0;
 }
 
-/* A value of numcols[i] in column col; NAN when NA and not required. */
+/* The value of column i (field col of the current row, -1: the table has
+ * no such column); NAN when NA and not required. */
 static double value(const pn_tsv *in, int col, size_t i, const char *name)
 {
-	if (pn_tsv_na(in, col)) {
-		if (numcols[i].required)
+	if (col < 0 || pn_tsv_na(in, col)) {
+		if (pn_gpu_cols[i].required > 0)
 			pn_tsv_die(in, col, "'%s' needs a value", name);
 		return NAN;
 	}
-	switch (numcols[i].kind) {
-	case COUNT: return (double)pn_tsv_whole(in, col, 1, PN_WHOLE_MAX);
-	case POSITIVE: return pn_tsv_real(in, col, PN_POSITIVE);
+	switch (pn_gpu_cols[i].kind) {
+	case PN_GPU_COUNT:
+		return (double)pn_tsv_whole(in, col, 1, PN_WHOLE_MAX);
+	case PN_GPU_POSITIVE: return pn_tsv_real(in, col, PN_POSITIVE);
 	default: return pn_tsv_real(in, col, PN_NONNEG);
 	}
 }
@@ -210,15 +204,31 @@ static void check_aliases(const pn_tsv *in, int col, const char *s)
 	free(copy);
 }
 
+/* Read the current row of in into g (c: each column's index). */
+static void read_row(const pn_tsv *in, const int *c, pn_gpu *g)
+{
+	memset(g, 0, sizeof *g);
+	for (size_t i = 0; i < NCOLS; i++)
+		if (pn_gpu_cols[i].kind == PN_GPU_TEXT)
+			*text_at(g, i) = pn_xstrdup(pn_tsv_str(in, c[i]));
+	if (!g->name[0] || strcmp(g->name, "NA") == 0)
+		pn_tsv_die(in, c[0], "empty name");
+	check_name(in, c[0], g->name);
+	check_aliases(in, c[1], g->aliases);
+	for (size_t i = 0; i < NCOLS; i++)
+		if (pn_gpu_cols[i].kind != PN_GPU_TEXT)
+			*num_at(g, i) = value(in, c[i], i, g->name);
+}
+
 pn_gpus *pn_gpus_load(const char *path)
 {
 	path = pn_gpus_path(path);
 	pn_tsv *in = pn_tsv_open(path);
-	int sc[STRCOLS], nc[NUMCOLS];
-	for (size_t i = 0; i < STRCOLS; i++)
-		sc[i] = pn_tsv_col(in, strcols[i].col);
-	for (size_t i = 0; i < NUMCOLS; i++)
-		nc[i] = pn_tsv_col(in, numcols[i].col);
+	int c[NCOLS];
+	for (size_t i = 0; i < NCOLS; i++)
+		c[i] = pn_gpu_cols[i].required < 0 ?
+		       pn_tsv_find(in, pn_gpu_cols[i].name) :
+		       pn_tsv_col(in, pn_gpu_cols[i].name);
 	pn_gpus *t = pn_xcalloc(1, sizeof *t);
 	t->path = pn_xstrdup(path);
 	int cap = 0;
@@ -228,17 +238,7 @@ pn_gpus *pn_gpus_load(const char *path)
 			t->g = pn_xrealloc(t->g, (size_t)cap * sizeof *t->g);
 		}
 		pn_gpu *g = &t->g[t->n];
-		memset(g, 0, sizeof *g);
-		for (size_t i = 0; i < STRCOLS; i++)
-			*(char **)((char *)g + strcols[i].off) =
-				pn_xstrdup(pn_tsv_str(in, sc[i]));
-		if (!g->name[0] || strcmp(g->name, "NA") == 0)
-			pn_tsv_die(in, sc[0], "empty name");
-		check_name(in, sc[0], g->name);
-		check_aliases(in, sc[1], g->aliases);
-		for (size_t i = 0; i < NUMCOLS; i++)
-			*(double *)((char *)g + numcols[i].off) =
-				value(in, nc[i], i, g->name);
+		read_row(in, c, g);
 		struct dupcheck d = {t, t->n, NULL};
 		if (each_key(g, clashes, &d))
 			pn_tsv_die_row(in, "'%s' shares a name with '%s'",
@@ -256,11 +256,35 @@ void pn_gpus_free(pn_gpus *t)
 	if (!t)
 		return;
 	for (int i = 0; i < t->n; i++)
-		for (size_t k = 0; k < STRCOLS; k++)
-			free(*(char **)((char *)&t->g[i] + strcols[k].off));
+		for (size_t k = 0; k < NCOLS; k++)
+			if (pn_gpu_cols[k].kind == PN_GPU_TEXT)
+				free(*text_at(&t->g[i], k));
 	free(t->g);
 	free(t->path);
 	free(t);
+}
+
+void pn_gpus_write_header(FILE *f)
+{
+	for (size_t i = 0; i < NCOLS; i++) {
+		fputs(pn_gpu_cols[i].name, f);
+		putc(i + 1 < NCOLS ? '\t' : '\n', f);
+	}
+}
+
+void pn_gpus_write_row(FILE *f, const pn_gpu *g)
+{
+	for (size_t i = 0; i < NCOLS; i++) {
+		const pn_gpu_col *k = &pn_gpu_cols[i];
+		const char *p = (const char *)g + k->off;
+		if (k->kind == PN_GPU_TEXT)
+			fputs(*(char *const *)p, f);
+		else if (isnan(*(const double *)p))
+			fputs("NA", f);
+		else
+			pn_put_num(f, *(const double *)p);
+		putc(i + 1 < NCOLS ? '\t' : '\n', f);
+	}
 }
 
 static int lev(const char *a, const char *b)

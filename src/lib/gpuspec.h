@@ -1,18 +1,28 @@
 /* gpuspec.h - the accelerator spec table (gpuspecs/gpus.tsv).
  *
  * One row per accelerator; see gpuspecs/README.md for the columns.  Numeric
- * values that the table gives as NA are NAN here.  Lookup is by canonical
+ * values that the table gives as NA are NAN here.  The nine per-unit peak
+ * columns (fp64_gflops ... tc_mhz) are optional: a table without one of
+ * them reads as NA in every row (tables written before they existed, such
+ * as an old pn-time --cpu-spec row).  Lookup is by canonical
  * name or any alias, ignoring case and every character that is not a letter
  * or digit ("Tesla_T4", "tesla t4" and "T4" name one row).
  */
 #ifndef PN_GPUSPEC_H
 #define PN_GPUSPEC_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 typedef struct {
 	char *name, *aliases, *vendor, *arch, *cc, *mem_type, *bus, *source;
 	double sms, cores, base_mhz, boost_mhz, mem_gb, mem_bus_bits,
 		mem_bw_gbs, l2_mb, fp32_gflops, tf32_gflops, fp16_gflops,
 		bf16_gflops, tdp_w, price_usd_h;
+	/* per-unit peaks (GFLOP/s; int8: 10^9 ops/s; tc_mhz: MHz) */
+	double fp64_gflops, fp16_vec_gflops, bf16_vec_gflops, fp64_tc_gflops,
+		fp32_tc_gflops, fp16_tc_f16acc_gflops, fp8_tc_gflops,
+		int8_tc_gops, tc_mhz;
 } pn_gpu;
 
 typedef struct {
@@ -27,6 +37,27 @@ typedef struct {
  * compiled-in PN_DATADIR/gpus.tsv. */
 const char *pn_gpus_path(const char *path);
 
+/* The columns of a table, in the order pn-specs(1) and pn-time --cpu-spec
+ * write them (name ... source, then the per-unit peaks fp64_gflops ...
+ * tc_mhz), a NULL name last: each column's field of pn_gpu (a char * for
+ * text, else a double), what a value may be, and whether it is required
+ * (1), may be NA (0), or may be NA or absent from the table (-1: the
+ * per-unit peaks). */
+enum { PN_GPU_TEXT, PN_GPU_COUNT, PN_GPU_POSITIVE, PN_GPU_NONNEG };
+typedef struct {
+	const char *name;
+	size_t off;
+	int kind;               /* PN_GPU_*: text, a whole count >= 1, a
+				   value > 0, a value >= 0 */
+	int required;
+} pn_gpu_col;
+extern const pn_gpu_col pn_gpu_cols[];
+
+/* Write the header line, and a row of g (numbers in pn_put_num's form, NA
+ * for NAN), tab-separated in pn_gpu_cols' order. */
+void pn_gpus_write_header(FILE *f);
+void pn_gpus_write_row(FILE *f, const pn_gpu *g);
+
 /* Load and validate the table; dies (exit 1) naming file, line and column
  * on a bad row:
  *   - a missing required value (name, sms, boost_mhz, mem_gb, mem_bw_gbs,
@@ -34,7 +65,8 @@ const char *pn_gpus_path(const char *path);
  *   - a value that is not a number, or impossible (opt.h's messages): a
  *     count (sms, cores, mem_bus_bits) that is not a whole number of at
  *     least 1; a clock, memory size, bandwidth, L2 size or peak (fp32, and
- *     tf32/fp16/bf16 when given) that is not above 0; a TDP or price below 0:
+ *     tf32/fp16/bf16 and every per-unit peak and tc_mhz when given) that is
+ *     not above 0; a TDP or price below 0:
  *     "column 'mem_bw_gbs': '0' is too small (must be above 0)";
  *   - a name or alias with no letter or digit (it could never be looked
  *     up): "column 'name': '-' has no letter or digit", or with a control

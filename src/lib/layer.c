@@ -429,6 +429,7 @@ int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 		      e) != 0)
 		return -1;
 	l->activation = act;
+	l->prec = (pn_prec)p;
 	l->bytes = pn_prec_bytes((pn_prec)p);
 	l->train = pass == PN_PASS_TRAIN;
 	l->optimizer = opt;

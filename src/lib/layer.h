@@ -156,7 +156,10 @@ typedef struct {
 		in_channels, out_channels, kernel, image, stride, padding,
 		embed_dim, heads, vocab, input_size, hidden, layers,
 		bidirectional, bias, activation, elements;
-	int bytes;              /* bytes per element of the precision */
+	pn_prec prec;           /* its precision (0: fp32), which picks
+				   the unit it runs on (roofline.h) */
+	int bytes;              /* bytes per element of the precision:
+				   pn_prec_bytes(prec) */
 	int train;              /* pass: 0 fwd, 1 train (fwd + bwd + opt) */
 	int optimizer;          /* PN_OPT_* */
 } pn_layer;

@@ -1,15 +1,64 @@
 #include <math.h>
+#include <stddef.h>
 
+#include "err.h"
 #include "featurize.h"
 #include "roofline.h"
 
 #define GIB 1073741824.0    /* 2^30: NeuSight's bytes */
 
-double pn_peak_gflops(const pn_gpu *g, int bytes)
+/* The rules of roofline.h's table: per precision and unit (0 vector, 1
+ * matrix), up to two columns tried in order, then the larger of vec (when
+ * not NULL) and fp32_gflops. */
+typedef struct {
+	const char *name;
+	size_t off;
+} speccol;
+
+#define COL(c) {#c, offsetof(pn_gpu, c)}
+#define NONE {NULL, 0}
+static const struct {
+	speccol first[2], vec;
+} rules[PN_NPREC][2] = {
+	[PN_FP32] = {{{NONE, NONE}, NONE},
+		     {{COL(fp32_tc_gflops), NONE}, NONE}},
+	[PN_TF32] = {{{NONE, NONE}, NONE},
+		     {{COL(tf32_gflops), COL(fp32_tc_gflops)}, NONE}},
+	[PN_FP16] = {{{NONE, NONE}, COL(fp16_vec_gflops)},
+		     {{COL(fp16_gflops), NONE}, COL(fp16_vec_gflops)}},
+	[PN_BF16] = {{{NONE, NONE}, COL(bf16_vec_gflops)},
+		     {{COL(bf16_gflops), NONE}, COL(bf16_vec_gflops)}},
+};
+
+static double spec(const pn_gpu *g, speccol c)
 {
-	if (bytes == 2 && !isnan(g->fp16_gflops))
-		return g->fp16_gflops;
-	return g->fp32_gflops;
+	return c.name ? *(const double *)((const char *)g + c.off) : NAN;
+}
+
+int pn_unit_matrix(pn_layer_type t)
+{
+	switch (t) {
+	case PN_DENSE: case PN_BMM: case PN_CONV2D: case PN_ATTENTION:
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+pn_peak pn_unit_peak(const pn_gpu *g, pn_layer_type t, pn_prec p)
+{
+	if ((unsigned)p >= PN_NPREC)
+		PN_BUG("no such precision");
+	int m = pn_unit_matrix(t);
+	for (int i = 0; i < 2; i++)
+		if (!isnan(spec(g, rules[p][m].first[i])))
+			return (pn_peak){spec(g, rules[p][m].first[i]),
+					 rules[p][m].first[i].name};
+	double v = spec(g, rules[p][m].vec);
+	if (!isnan(v) && v > g->fp32_gflops)
+		return (pn_peak){v, rules[p][m].vec.name};
+	return (pn_peak){g->fp32_gflops, "fp32_gflops"};
 }
 
 double pn_roofline_time_ms(double flops, double traffic, double peak,
@@ -42,7 +91,8 @@ double pn_roofline_mem_ms(double traffic, double bw)
 
 double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
 {
-	double bw = g->mem_bw_gbs, peak = pn_peak_gflops(g, l->bytes);
+	double bw = g->mem_bw_gbs;
+	double peak = pn_unit_peak(g, l->type, l->prec).gflops;
 	pn_work w;
 	if (!l->train) {
 		switch (l->type) {

@@ -13,8 +13,8 @@
  *                FLOPs in 10^9 but bytes in 2^30 (GiB), vector ops' bytes
  *                in 10^9, memory passes' bytes in 2^30.
  *
- * The variants (every time in ms; peak in GFLOP/s, bw in the spec table's
- * mem_bw_gbs):
+ * The variants (every time in ms; peak in GFLOP/s, the peak of the unit the
+ * op runs on (pn_unit_peak below); bw in the spec table's mem_bw_gbs):
  *   pn_roofline_time_ms   pn's: max(flops / peak, traffic / bw), 10^9 both
  *   pn_roofline_gemm_ms   NeuSight's GEMM (roofline_mm.py): 10^9 FLOP,
  *                         2^30 bytes
@@ -32,10 +32,48 @@
 #include "gpuspec.h"
 #include "layer.h"
 
-/* Peak GFLOP/s for a precision of `bytes` bytes per element: the FP16
- * tensor peak for 2-byte precisions on GPUs that list one, else the FP32
- * peak (pn's fp32 data run without TF32). */
-double pn_peak_gflops(const pn_gpu *g, int bytes);
+/* ---- the unit an op runs on ----------------------------------------------
+ *
+ * A kernel's peak depends on the unit it runs on.  GEMM-like layer types,
+ * whose arithmetic is matrix products (dense bmm conv2d attention rnn lstm
+ * gru), run on the matrix units (NVIDIA tensor cores, AMD matrix cores)
+ * where the precision has a matrix mode; the others (embedding layernorm
+ * softmax elementwise posenc mem) run on the vector units.  The peak of a
+ * row of type t at precision p on GPU g is the first of these spec columns
+ * that g gives (not NA), else the larger of the listed vector column (when
+ * given) and fp32_gflops:
+ *
+ *   precision  GEMM-like                          vector types
+ *   fp32       fp32_tc_gflops, else fp32_gflops   fp32_gflops
+ *   tf32       tf32_gflops, fp32_tc_gflops, else fp32_gflops
+ *                                                 fp32_gflops
+ *   fp16       fp16_gflops, else max(fp16_vec_gflops, fp32_gflops)
+ *                                                 max(fp16_vec_gflops,
+ *                                                     fp32_gflops)
+ *   bf16       bf16_gflops, else max(bf16_vec_gflops, fp32_gflops)
+ *                                                 max(bf16_vec_gflops,
+ *                                                     fp32_gflops)
+ *
+ * Why: fp32 GEMMs never use NVIDIA's TF32 tensor cores (pn's fp32 rows run
+ * without TF32; a tf32 row asks for them) but do use AMD CDNA's FP32
+ * matrix cores, the only FP32 matrix mode the table knows (fp32_tc_gflops
+ * is NA on NVIDIA).  TF32 affects only GEMMs and convolutions.  A half
+ * precision without a matrix rate (Pascal, BF16 before Ampere) computes in
+ * FP32 where that is faster than the half vector rate (cuBLAS's FP32
+ * compute type; PyTorch's elementwise kernels compute half in float), so
+ * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops only
+ * (a measured sgemm rate), which every precision falls back to.  FP8 and
+ * INT8 (fp8_tc_gflops, int8_tc_gops) have no precision in layer.h yet. */
+typedef struct {
+	double gflops;          /* the peak, GFLOP/s */
+	const char *col;        /* the spec column it came from */
+} pn_peak;
+
+/* 1 when layer type t is GEMM-like (runs on the matrix units), else 0. */
+int pn_unit_matrix(pn_layer_type t);
+
+/* The peak of a type-t layer at precision p on g (table above). */
+pn_peak pn_unit_peak(const pn_gpu *g, pn_layer_type t, pn_prec p);
 
 /* pn's roofline: compute and memory time (ms) of flops and traffic bytes
  * at peak GFLOP/s and bw GB/s (10^9); returns their maximum. */
@@ -56,7 +94,7 @@ double pn_roofline_mem_ms(double traffic, double bw);
 
 /* pn-sum's roofline prediction of layer l (l->train: a train row) on g,
  * with traffic_bytes traffic (0: pn_layer_work's estimate; mem: e x
- * elements). */
+ * elements), at the peak pn_unit_peak(g, l->type, l->prec). */
 double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g);
 
 #endif
