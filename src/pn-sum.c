@@ -467,6 +467,59 @@ static unsigned char *which_rows(const options *o, const pn_modelset *ms,
 	return bymodel;
 }
 
+/* 1 when model m was fitted on rows of precision p: its "info precisions
+ * a,b" line (pn-fit) names p; NA there, or no such line, is fp32, the
+ * precision of a row without one. */
+static int model_saw(const pn_model *m, pn_prec p)
+{
+	for (int i = 0; i < m->ninfo; i++) {
+		const char *s = m->info[i];
+		if (strncmp(s, "precisions ", 11) != 0)
+			continue;
+		for (s += 11; *s; s += *s == ',') {
+			char name[16];
+			size_t n = strcspn(s, ",");
+			snprintf(name, sizeof name, "%.*s", (int)n, s);
+			int q = strcmp(name, "NA") == 0 ? PN_FP32 :
+				pn_prec_of(name);
+			if (q == (int)p)
+				return 1;
+			s += n;
+		}
+		return 0;
+	}
+	return p == PN_FP32;
+}
+
+/* Say once on stderr when rows are in a precision that no model was
+ * fitted on: predicted by the roofline (checked against fp32 measurements
+ * only) or extrapolated by a model. */
+static void warn_precision(const pn_modelset *ms, const pn_network *net,
+			   const unsigned char *bymodel)
+{
+	long roof = 0, ext = 0;
+	int unseen[PN_NPREC] = {0};
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		const pn_model *m = bymodel[i] ? pn_modelset_find(ms,
+			pn_layer_name(r->l.type)) : NULL;
+		if (m ? model_saw(m, r->prec) : r->prec == PN_FP32)
+			continue;
+		unseen[r->prec] = 1;
+		*(m ? &ext : &roof) += 1;
+	}
+	char list[64] = "";
+	for (int p = 0, n = 0; p < PN_NPREC; p++)
+		if (unseen[p])
+			n += snprintf(list + n, sizeof list - (size_t)n, "%s%s",
+				      n ? "," : "", pn_prec_name((pn_prec)p));
+	if (roof + ext)
+		pn_warn("%s: no model was fitted on precision %s: %ld row%s "
+			"predicted by the roofline (checked against fp32 "
+			"measurements only), %ld extrapolated by a model",
+			net->path, list, roof, roof == 1 ? "" : "s", ext);
+}
+
 /* The times of the iteration and the epoch on GPU d: t (and tl, the last
  * batch, or NULL) hold every row's time, kf and kl its factors. */
 static void sum_device(result *r, const pn_network *net, int d,
@@ -641,6 +694,7 @@ int main(int argc, char **argv)
 	double rest, full = batches(&o, &net, &rest);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
 	unsigned char *bymodel = which_rows(&o, ms, &net);
+	warn_precision(ms, &net, bymodel);
 	modelpath mp = {0};
 	mp.level = o.level;
 	if (ms)

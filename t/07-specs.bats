@@ -108,3 +108,62 @@ load test_helper
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-specs: --detect takes no NAME" ]
 }
+
+# ---- the per-unit peak columns and the unit each op runs on ---------------
+
+U="$FIX/featurize/units-gpus.tsv"
+
+@test "pn-specs prints the nine per-unit peak columns after source" {
+	run pn-specs --gpuspecs "$U" CDNA
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f22-)" = "$(printf 'made up: a CDNA2 GPU with FP32 matrix cores\t22000\tNA\tNA\t44000\t44000\tNA\tNA\t180000\t1700')" ]
+}
+
+@test "pn-specs round-trips a table with every per-unit peak column" {
+	run pn-specs --gpuspecs "$U" -o "$BATS_TEST_TMPDIR/out"
+	[ "$status" -eq 0 ]
+	cmp "$BATS_TEST_TMPDIR/out" "$U"
+}
+
+@test "pn-specs reads a table without the per-unit columns as NA in each" {
+	cut -f1-22 "$U" >"$BATS_TEST_TMPDIR/g"
+	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" AMPERE
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-18,23-)" = "$(printf '19000\t150000\t300000\t290000\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
+}
+
+@test "pn-specs rejects a table without a column that is not a per-unit peak" {
+	cut -f1-20,22- "$U" >"$BATS_TEST_TMPDIR/g"
+	run bash -c "pn-specs --gpuspecs '$BATS_TEST_TMPDIR/g' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-specs: $BATS_TEST_TMPDIR/g:1: missing column 'price_usd_h'" ]
+}
+
+# units.tsv gives, per GPU, kind (gemm: dense bmm conv2d attention rnn lstm
+# gru; vector: the other types) and precision, the column and peak that
+# gpuspecs/README.md's rules pick: tensor/matrix cores for half-precision
+# GEMMs, TF32 only for tf32 rows, CDNA's FP32 matrix cores for fp32 GEMMs,
+# the half vector rate only where it beats FP32.
+@test "pn-specs --units gives each layer type and precision the unit of gpuspecs/README.md" {
+	run pn-specs --gpuspecs "$U" --units
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf 'device\tlayer\tprecision\tcolumn\tpeak_gflops')" ]
+	[ "${#lines[@]}" -eq $((1 + 3 * 13 * 4)) ]
+	tail -n +2 "$FIX/featurize/units.tsv" | awk -F'\t' -v OFS='\t' '
+		{ n = split($2 == "gemm" ? "dense bmm conv2d attention rnn lstm gru" :
+			    "embedding layernorm softmax elementwise posenc mem", t, " ")
+		  for (i = 1; i <= n; i++) print $1, t[i], $3, $4, $5 }' |
+		sort >"$BATS_TEST_TMPDIR/want"
+	printf '%s\n' "${lines[@]:1}" | sort | diff - "$BATS_TEST_TMPDIR/want"
+}
+
+@test "pn-specs --units on the shipped table: A100 fp16 GEMMs on tensor cores, MI210 fp32 GEMMs on matrix cores, P4 fp16 in FP32" {
+	run pn-specs --units A100-SXM4-40GB MI210 P4
+	[ "$status" -eq 0 ]
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'A100-SXM4-40GB\tdense\tfp16\tfp16_gflops\t312000')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'A100-SXM4-40GB\tdense\tfp32\tfp32_gflops\t19492')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'A100-SXM4-40GB\tlayernorm\tbf16\tbf16_vec_gflops\t39000')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'MI210\tconv2d\tfp32\tfp32_tc_gflops\t45300')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'P4\tdense\tfp16\tfp32_gflops\t5500')"
+}

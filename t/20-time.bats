@@ -190,6 +190,21 @@ has_cuda_device() {
 	column "$BATS_TEST_TMPDIR/f" gpu_fp32_gflops | awk '!($1 > 0) {exit 1}'
 }
 
+@test "pn-time --cpu-spec writes the spec table's whole header, measuring again a row cached under another" {
+	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+	mkdir -p "$XDG_CACHE_HOME/pn"
+	name=$(pn-time --cpu-spec | awk -F'\t' 'NR == 2 { print $1 }')
+	# a row cached by an older pn-time, under the 22 first columns only
+	{ head -1 "$PN_ROOT/gpuspecs/gpus.tsv" | cut -f1-22
+	  printf '%s\tx\tAMD\tCPU\tNA\t1\t1\tNA\t1000\t1\tNA\tNA\t1\t1\t1.5\tNA\tNA\tNA\tNA\tNA\tNA\told\n' "$name"
+	} >"$XDG_CACHE_HOME/pn/cpu-spec-1t.tsv"
+	run pn-time --cpu-spec
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f22)" != old ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f23-)" = "$(printf 'NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
+}
+
 @test "pn-sample | pn-time | pn-featurize works for every layer type" {
 	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
 	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec"

@@ -197,3 +197,22 @@ NEAR_TOL=1e-12
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'optimizer': unknown value 'lion' (one of: none, sgd, adam, adagrad, adadelta, rmsprop)" ]
 }
+
+@test "pn-featurize takes each row's peak from the unit its op runs on at its precision" {
+	run pn-featurize --gpuspecs "$FIX/featurize/units-gpus.tsv" "$FIX/featurize/units-layers.tsv"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/o"
+	paste <(column "$BATS_TEST_TMPDIR/o" layer) <(column "$BATS_TEST_TMPDIR/o" precision) \
+		<(column "$BATS_TEST_TMPDIR/o" device) <(column "$BATS_TEST_TMPDIR/o" traffic) \
+		<(column "$BATS_TEST_TMPDIR/o" gpu_peak_gflops) >"$BATS_TEST_TMPDIR/got"
+	tail -n +2 "$FIX/featurize/units-layers.expected" | diff "$BATS_TEST_TMPDIR/got" -
+}
+
+@test "pn-featurize's compute time and CT are at the peak of the row's unit" {
+	pn-featurize --gpuspecs "$FIX/featurize/units-gpus.tsv" "$FIX/featurize/units-layers.tsv" >"$BATS_TEST_TMPDIR/o"
+	for r in $(seq 12); do
+		p=$(col "$BATS_TEST_TMPDIR/o" gpu_peak_gflops "$r")
+		near "$(col "$BATS_TEST_TMPDIR/o" compute_ms "$r")" "$(awk -v f="$(col "$BATS_TEST_TMPDIR/o" flops "$r")" -v p="$p" 'BEGIN { printf "%.17g", f / p / 1e6 }')" || { echo "row $r"; return 1; }
+		near "$(col "$BATS_TEST_TMPDIR/o" ct_ms "$r")" "$(awk -v f="$(col "$BATS_TEST_TMPDIR/o" co "$r")" -v p="$p" 'BEGIN { printf "%.17g", f / p / 1e6 }')" || { echo "row $r"; return 1; }
+	done
+}
