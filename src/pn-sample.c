@@ -370,7 +370,8 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 		l->bias = 0;
 	col *act = find("activation"), *prec = find("precision");
 	l->activation = act ? (int)act->v : 0;
-	l->bytes = pn_prec_bytes((pn_prec)prec->v);
+	l->prec = (pn_prec)prec->v;
+	l->bytes = pn_prec_bytes(l->prec);
 	l->optimizer = (int)opt->v;
 	l->train = l->optimizer != PN_OPT_NONE;
 	if (op)

@@ -105,6 +105,48 @@ setup_file() {
 	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: no model for layer type 'mem' of $F/mixed.tsv (--fallback roofline predicts it by the roofline)" ]
 }
 
+# ---- a precision no model was fitted on ---------------------------------
+
+# in_precision P: mixed.tsv (one bmm row, one mem row) in precision P
+in_precision() {
+	awk -F'\t' -v OFS='\t' -v p="$1" '{ print $0, NR == 1 ? "precision" : p }' "$F/mixed.tsv"
+}
+
+@test "pn-sum says once that fp16 rows predicted by the roofline were never checked at that precision" {
+	in_precision fp16 >"$BATS_TEST_TMPDIR/n.tsv"
+	run_io pn-sum --fallback roofline $G -d UNIT,HALF "$BATS_TEST_TMPDIR/n.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 2 rows predicted by the roofline (checked against fp32 measurements only), 0 extrapolated by a model" ]
+	[ "$(wc -l <"$T/out")" -eq 3 ]
+}
+
+@test "pn-sum says nothing about fp32 rows" {
+	in_precision fp32 >"$BATS_TEST_TMPDIR/n.tsv"
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+}
+
+@test "pn-sum counts rows that a model without recorded precisions extrapolates to bf16" {
+	in_precision bf16 >"$BATS_TEST_TMPDIR/n.tsv"
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision bf16: 1 row predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model" ]
+}
+
+@test "pn-sum takes a model's 'info precisions' line as the precisions it was fitted on" {
+	sed 's/^body$/info precisions fp16,fp32\nbody/' "$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/m"
+	grep -qx 'info precisions fp16,fp32' "$BATS_TEST_TMPDIR/m"
+	awk -F'\t' -v OFS='\t' '{ print $0, NR == 1 ? "precision" : "fp16" }' "$F/bmm.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	run_io pn-sum -m "$BATS_TEST_TMPDIR/m" $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+	sed 's/^body$/info precisions fp32\nbody/' "$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/m"
+	run_io pn-sum -m "$BATS_TEST_TMPDIR/m" $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model" ]
+}
+
 @test "pn-sum runs a traced network at its traced batch" {
 	pn-graph -l 3 "$FIX/graph/tiny.csv" >"$BATS_TEST_TMPDIR/net.tsv"
 	pn-sum --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/net.tsv" >"$BATS_TEST_TMPDIR/a"
