@@ -7,7 +7,7 @@
 #include "optim.h"
 
 /* CPU: bench/real-memory's development networks (the median of measured
- * less modelled); GPU: cited, see memory.h. */
+ * less modelled, 0.01 MB); GPU: cited, see memory.h. */
 const double pn_mem_fixed[PN_MEM_NBACKENDS] = {
 	[PN_MEM_CPU] = 0,
 	[PN_MEM_GPU] = 1343.0 * 1024 * 1024,
@@ -186,21 +186,44 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	*prev_out = k & KEEP_OUT ? w.cm_out : 0;
 }
 
+/* The last forward row: the training loop holds its input (the model's
+ * output, which the loss reads) until the step ends (a mem row's elements
+ * are no tensor: not it). */
+static long last_forward(const pn_network *net)
+{
+	for (long i = net->n - 1; i >= 0; i--)
+		if (net->r[i].phase == PN_PH_FWD || net->r[i].phase == PN_PH_TRAIN)
+			return i;
+	return -1;
+}
+
 void pn_mem_step_of(const pn_network *net, double batch,
 		    const pn_mem_opts *o, pn_mem_step *s, pn_mem_row *rows)
 {
 	netinfo ni = info_of(net);
 	pn_mem_row *m = rows ? rows : pn_xmalloc((size_t)net->n * sizeof *m);
 	memset(s, 0, sizeof *s);
-	double prev_out = 0, fwd_work = 0, opt_tmp = 0;
+	long last = ni.train ? last_forward(net) : -1;
+	double prev_out = 0, fwd = 0, opt_tmp = 0;
 	for (long i = 0; i < net->n; i++) {
 		double rep = net->r[i].repeat;
 		row_bytes(net, &ni, i, batch, o, &prev_out, &m[i]);
+		if (i == last && net->r[i].l.type != PN_MEM &&
+		    !(keeps(&net->r[i].l) & KEEP_IN)) {
+			pn_layer l;
+			pn_work w;
+			double traffic;
+			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
+			pn_layer_work(&l, &w);
+			m[i].saved += w.cm_in;
+			m[i].fwd_work = fmax(0, m[i].fwd_work - w.cm_in);
+		}
 		s->weights += rep * m[i].weights;
 		s->grads += rep * m[i].grads;
 		s->state += rep * m[i].state;
 		s->activations += rep * m[i].saved;
-		fwd_work = fmax(fwd_work, m[i].fwd_work);
+		/* forward: what rows up to i keep, and i's workspace */
+		fwd = fmax(fwd, s->activations + m[i].fwd_work);
 		s->workspace = fmax(s->workspace, fmax(m[i].fwd_work,
 						       m[i].bwd_work));
 		if (m[i].grads > 0) {
@@ -212,8 +235,8 @@ void pn_mem_step_of(const pn_network *net, double batch,
 			opt_tmp = fmax(opt_tmp, t * m[i].weights);
 		}
 	}
-	double base = s->weights + s->state;
-	double fwd = base + s->activations + fwd_work, bwd = 0, opt = 0;
+	double base = s->weights + s->state, bwd = 0, opt = 0;
+	fwd += base;
 	if (ni.train) {
 		/* backward, from the last row: its activations freed, the
 		 * gradients of the weights allocated */
