@@ -191,9 +191,17 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8896 ]
 }
 
-@test "pn-sum --plot draws the GPUs the job does not fit" {
-	command -v gnuplot >/dev/null || skip "no gnuplot"
-	run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 --plot "$BATS_TEST_TMPDIR/p.png" "$F/mem-mlp.tsv"
+@test "pn-sum --plot draws the GPUs the job does not fit in grey" {
+	# a gnuplot that keeps its script and makes the output file
+	mkdir "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\ntee "%s/script" | sed -n "s/^set output .\\(.*\\).$/\\1/p" | while read -r f; do : >"$f"; done\n' \
+		"$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/bin/gnuplot"
+	chmod +x "$BATS_TEST_TMPDIR/bin/gnuplot"
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH" run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 --plot "$BATS_TEST_TMPDIR/p.png" "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ -s "$BATS_TEST_TMPDIR/p.png" ]
+	[ -e "$BATS_TEST_TMPDIR/p.png" ]
+	# grey 0xbbbbbb = 12303291 for TINY, blue 0x4477aa = 4487082 for BIG,
+	# in the epoch chart and the cost chart
+	[ "$(grep -c '^"TINY" .* 12303291$' "$BATS_TEST_TMPDIR/script")" = 2 ]
+	[ "$(grep -c '^"BIG" .* 4487082$' "$BATS_TEST_TMPDIR/script")" = 2 ]
 }
