@@ -5,6 +5,7 @@ the ground truth that bench/real-steps puts beside pn-sum.
   real_steps.py list                      the cases, one per line
   real_steps.py network CASE OUT.tsv      the case's pn network (one sample)
   real_steps.py measure CASE OUTDIR       time the case's training step
+  real_steps.py memory CASE OUT.json      the peak memory of its step
 
 A case is NETWORK-bBATCH-OPTIMIZER (mlp-b32-adam).  A training step is
 what a framework runs: optimizer.zero_grad(set_to_none=True), forward,
@@ -240,7 +241,7 @@ def step(model, opt, x, y, loss_fn):
 COLUMNS = ("name layer op phase repeat batch seq_len dim in_features "
            "out_features bias activation m n k in_channels out_channels kernel "
            "image stride padding embed_dim heads vocab input_size hidden layers "
-           "bidirectional elements precision optimizer").split()
+           "bidirectional elements dropout precision optimizer").split()
 
 
 def rows_of(case):
@@ -298,7 +299,8 @@ def rows_of(case):
                     layers=m.num_layers, bidirectional=int(m.bidirectional))
             elif isinstance(m, nn.MultiheadAttention):
                 add(name, "attention", True, batch=1, seq_len=a.shape[1],
-                    embed_dim=m.embed_dim, heads=m.num_heads)
+                    embed_dim=m.embed_dim, heads=m.num_heads,
+                    dropout=m.dropout)
             elif isinstance(m, nn.Flatten):
                 pass                               # a view: no work
             else:
@@ -373,8 +375,8 @@ def profile(model, opt, x, y, loss_fn, step_ms):
     """Where a step's time goes, per aten op and per group: the profiler's
     self CPU time over PROFILED steps, as shares of the step scaled to
     step_ms (the profiler's own clock is the wall clock and adds its
-    overhead, so only its shares are kept); and the allocator's peak
-    during the last step, over what the step started with."""
+    overhead, so only its shares are kept); and the peak memory of one
+    more step (step_peak)."""
     from torch.profiler import ProfilerActivity, profile as prof
     with prof(activities=[ProfilerActivity.CPU]) as p:
         for _ in range(PROFILED):
@@ -389,22 +391,15 @@ def profile(model, opt, x, y, loss_fn, step_ms):
         ops[e.key] = ops.get(e.key, 0) + ms
         g = group_of(e.key)
         groups[g] = groups.get(g, 0) + ms
-    with prof(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
-        step(model, opt, x, y, loss_fn)
-    # [memory] events: + bytes allocated, - bytes freed, in time order
-    mem = sorted((e.time_range.start, e.cpu_memory_usage)
-                 for e in p.profiler.function_events if e.name == "[memory]")
-    cur = peak = 0
-    for _, d in mem:
-        cur += d
-        peak = max(peak, cur)
-    return ops, groups, peak
+    return ops, groups, step_peak(model, opt, x, y, loss_fn)
 
 
 def live_bytes(model, opt, x, y):
-    """Bytes the step starts with: parameters, optimizer state, the batch
-    (gradients were set to None)."""
+    """Bytes live before a step: parameters, their gradients where they
+    exist, buffers, optimizer state, the batch."""
     n = sum(p.numel() * p.element_size() for p in model.parameters())
+    n += sum(p.grad.numel() * p.grad.element_size()
+             for p in model.parameters() if p.grad is not None)
     n += sum(b.numel() * b.element_size() for b in model.buffers())
     for st in opt.state.values():
         n += sum(t.numel() * t.element_size() for t in st.values()
@@ -430,12 +425,58 @@ def measure(case, outdir):
         "median_ms": statistics.median(cpu), "mean_ms": statistics.mean(cpu),
         "cv": statistics.stdev(cpu) / statistics.mean(cpu),
         "wall_median_ms": statistics.median(wall), "step_ms": cpu,
-        "start_bytes": start, "peak_bytes": start + peak,
+        "start_bytes": start, "peak_bytes": peak,
         "params": sum(p.numel() for p in model.parameters()),
         "profile_groups_ms": groups, "profile_ops_ms": ops,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
     }
     with open(os.path.join(outdir, case + ".json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+
+
+def step_peak(model, opt, x, y, loss_fn):
+    """The peak memory of one training step, bytes, as exactly as PyTorch
+    on the CPU allows: the gradients of the step before are freed first
+    (the step's zero_grad(set_to_none=True) frees them anyway, but the
+    profiler does not see the free of a block allocated before it
+    started); then the bytes live at the start (live_bytes: every tensor,
+    by its size) plus the highest running sum of the profiler's memory
+    events through one step (every allocation and free of c10's CPU
+    allocator, with its size, in the order of their microsecond
+    timestamps).  Not seen: memory outside c10's allocator (oneDNN's
+    and OpenMP's own buffers, Python objects) and the C library's
+    rounding and retention of each malloc."""
+    from torch.profiler import ProfilerActivity, profile as prof
+    opt.zero_grad(set_to_none=True)
+    start = live_bytes(model, opt, x, y)
+    with prof(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
+        step(model, opt, x, y, loss_fn)
+    mem = [(e.start_us(), k, e.nbytes())
+           for k, e in enumerate(p.profiler.kineto_results.events())
+           if e.name() == "[memory]"]
+    cur = peak = 0
+    for _, _, d in sorted(mem):
+        cur += d
+        peak = max(peak, cur)
+    return start + peak
+
+
+def memory(case, out):
+    """The peak memory of the case's step (step_peak) after MEM_WARMUP (2)
+    steps, when the optimizer's state exists, into out (JSON)."""
+    model, opt, x, y, loss_fn, batch = build(case)
+    for _ in range(int(os.environ.get("MEM_WARMUP", "2"))):
+        step(model, opt, x, y, loss_fn)
+    peak = step_peak(model, opt, x, y, loss_fn)
+    par = sum(q.numel() * q.element_size() for q in model.parameters())
+    state = sum(t.numel() * t.element_size() for st in opt.state.values()
+                for t in st.values() if torch.is_tensor(t))
+    res = {"case": case, "batch": batch, "peak_bytes": peak,
+           "param_bytes": par, "state_bytes": state,
+           "input_bytes": x.numel() * x.element_size() +
+                          y.numel() * y.element_size(),
+           "torch": torch.__version__}
+    with open(out, "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)
 
 
@@ -446,6 +487,8 @@ def main(argv):
         write_network(argv[1], argv[2])
     elif len(argv) == 3 and argv[0] == "measure":
         measure(argv[1], argv[2])
+    elif len(argv) == 3 and argv[0] == "memory":
+        memory(argv[1], argv[2])
     else:
         sys.exit(__doc__)
 

@@ -14,6 +14,7 @@
 #include "gpuspec.h"
 #include "interval.h"
 #include "layer.h"
+#include "memory.h"
 #include "modelset.h"
 #include "network.h"
 #include "roofline.h"
@@ -43,18 +44,26 @@ static const char usage[] =
 "                          width)\n"
 "      --format FMT        tsv (the default) or md: a markdown table with\n"
 "                          numbers to 4 significant digits\n"
-"      --plot FILE         draw epoch time and cost per GPU (PNG, gnuplot)\n"
+"      --plot FILE         draw epoch time and cost per GPU (PNG, gnuplot);\n"
+"                          GPUs the job does not fit are grey\n"
+"      --max-batch         on each GPU, the largest batch that fits its memory\n"
+"                          (not for a traced network)\n"
+"      --optimizer NAME    the optimizer whose state every row with weights\n"
+"                          keeps (default: each row's; a traced graph has none)\n"
+"      --momentum          SGD and RMSprop keep a momentum buffer\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
 "  -o, --output FILE       write to FILE instead of standard output\n"
 "  -h, --help              display this help and exit\n"
 "      --version           output version information and exit\n"
 "\n"
-"Summary columns: rank device source fwd_ms bwd_ms acc_ms train_ms\n"
-"iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank, one row per\n"
-"GPU by rising epoch time; with --interval also iteration_lo_ms\n"
-"iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns: the network's,\n"
-"then device source time_ms total_ms [time_lo_ms time_hi_ms].  The network\n"
-"format: see pn-sum(1).\n";
+"Summary columns: rank device source [batch] fwd_ms bwd_ms acc_ms train_ms\n"
+"iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank peak_gb\n"
+"mem_gb fits, one row per GPU, the GPUs the job fits first, each part by\n"
+"rising epoch time (batch: with --max-batch); with --interval also\n"
+"iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
+"the network's, then device source time_ms total_ms [time_lo_ms time_hi_ms]\n"
+"weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes.  The\n"
+"network format and the memory model: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -210,29 +219,87 @@ static factors factors_new(size_t n, int want)
 /* ---- output ------------------------------------------------------------ */
 
 static const char *const sumcols[] = {
-	"rank", "device", "source", "fwd_ms", "bwd_ms", "acc_ms", "train_ms",
-	"iteration_ms", "iterations", "epoch_s", "price_usd_h", "cost_usd",
-	"cost_rank", 0
+	"fwd_ms", "bwd_ms", "acc_ms", "train_ms", "iteration_ms", "iterations",
+	"epoch_s", "price_usd_h", "cost_usd", "cost_rank", "peak_gb", "mem_gb",
+	"fits", 0
 };
 
 typedef struct {
 	const pn_gpu *g;
-	double ph[PN_NPHASES];  /* per iteration at --batch, ms */
+	double ph[PN_NPHASES];  /* per iteration at the batch, ms */
 	double iter_ms, epoch_ms, cost;
 	double iter_lo, iter_hi, epoch_lo, epoch_hi;   /* --interval, ms */
+	double batch;           /* --max-batch: the GPU's (0: none fits) */
+	double iterations;
+	double peak;            /* bytes at the batch (memory.h) */
+	int fits;
 	int rank, cost_rank;
 } result;
 
+#define GIB 1073741824.0
+
+/* The GPUs the job fits first, each part by rising epoch time (a GPU with
+ * no time last). */
 static int by_epoch(const void *a, const void *b)
 {
 	const result *x = a, *y = b;
+	if (x->fits != y->fits)
+		return y->fits - x->fits;
+	if (isnan(x->epoch_ms) != isnan(y->epoch_ms))
+		return isnan(x->epoch_ms) ? 1 : -1;
 	if (x->epoch_ms != y->epoch_ms)
 		return x->epoch_ms < y->epoch_ms ? -1 : 1;
 	return x->g < y->g ? -1 : x->g > y->g;
 }
 
+/* Sort by by_epoch and rank; cost_rank: the GPUs with a price, those the
+ * job fits first, each part cheapest first (0: no price). */
+static void rank_results(result *res, int n)
+{
+	qsort(res, (size_t)n, sizeof *res, by_epoch);
+	for (int d = 0; d < n; d++) {
+		res[d].rank = d + 1;
+		res[d].cost_rank = 0;
+	}
+	for (int d = 0; d < n; d++) {
+		if (isnan(res[d].cost))
+			continue;
+		int k = 1;
+		for (int e = 0; e < n; e++)
+			if (!isnan(res[e].cost) && (res[e].fits > res[d].fits ||
+			    (res[e].fits == res[d].fits &&
+			     (res[e].cost < res[d].cost ||
+			      (res[e].cost == res[d].cost && e < d)))))
+				k++;
+		res[d].cost_rank = k;
+	}
+}
+
+/* gnuplot's colour of a bar: blue, grey where the job does not fit. */
+static long colour(const result *r)
+{
+	return r->fits ? 0x4477aa : 0xbbbbbb;
+}
+
+static void plot_costs(FILE *gp, const result *res, int nres)
+{
+	fprintf(gp, "set title 'cost per epoch (GPUs with a price, "
+		"cheapest first; grey: does not fit)'\n"
+		"set ylabel 'cost (USD)'\n");
+	fprintf(gp, "plot '-' using 0:2:3:xtic(1) with boxes "
+		"lc rgb variable\n");
+	for (int k = 1; k <= nres; k++)     /* the cost ranking */
+		for (int i = 0; i < nres; i++)
+			if (res[i].cost_rank == k)
+				fprintf(gp, "\"%s\" %.17g %ld\n", res[i].g->name,
+					isnan(res[i].cost) ? 0 : res[i].cost,
+					colour(&res[i]));
+	fprintf(gp, "e\nunset multiplot\n");
+}
+
 /* Draw epoch time (and, when some GPU has a price, cost per epoch) per GPU
- * into path with gnuplot, through the output path's reserved name. */
+ * into path with gnuplot, through the output path's reserved name; grey
+ * bars: GPUs the job does not fit. */
 static void plot(const char *path, const char *net, const result *res,
 		 int nres, double batch, double dataset, double level)
 {
@@ -243,7 +310,7 @@ static void plot(const char *path, const char *net, const result *res,
 		       strerror(errno));
 	int costs = 0;
 	for (int i = 0; i < nres; i++)
-		costs += !isnan(res[i].cost);
+		costs += res[i].cost_rank > 0;
 	const char *base = strrchr(net, '/') ? strrchr(net, '/') + 1 : net;
 	fprintf(gp, "set terminal pngcairo size %d,%d noenhanced\n",
 		nres > 20 ? 1400 : 1000, costs ? 900 : 600);
@@ -259,47 +326,31 @@ static void plot(const char *path, const char *net, const result *res,
 		"set xtics rotate by -60 font ',8'\n");
 	if (costs)
 		fprintf(gp, "set multiplot layout 2,1\n");
-	fprintf(gp, "set title \"%s: epoch time per GPU (batch %g, %g "
-		"samples)", base, batch, dataset);
+	if (batch > 0)
+		fprintf(gp, "set title \"%s: epoch time per GPU (batch %g, %g "
+			"samples", base, batch, dataset);
+	else
+		fprintf(gp, "set title \"%s: epoch time per GPU at the largest "
+			"batch that fits", base);
+	fprintf(gp, "; grey: does not fit in memory");
 	if (level > 0)
 		fprintf(gp, "; bars: %g%% interval on unmeasured GPUs",
 			100 * level);
-	fprintf(gp, "\"\nset ylabel 'epoch (s)'\n");
+	fprintf(gp, ")\"\nset ylabel 'epoch (s)'\n");
 	if (level > 0)
-		fprintf(gp, "plot '-' using 0:2:3:4:(0.8):xtic(1) with boxerrorbars "
-			"lc rgb '#4477aa'\n");
+		fprintf(gp, "plot '-' using 0:2:3:4:(0.8):5:xtic(1) with "
+			"boxerrorbars lc rgb variable\n");
 	else
-		fprintf(gp, "plot '-' using 0:2:xtic(1) with boxes "
-			"lc rgb '#4477aa'\n");
+		fprintf(gp, "plot '-' using 0:2:5:xtic(1) with boxes "
+			"lc rgb variable\n");
 	for (int i = 0; i < nres; i++)
-		fprintf(gp, "\"%s\" %.17g %.17g %.17g\n", res[i].g->name,
-			res[i].epoch_ms / 1e3, res[i].epoch_lo / 1e3,
-			res[i].epoch_hi / 1e3);
+		fprintf(gp, "\"%s\" %.17g %.17g %.17g %ld\n", res[i].g->name,
+			isnan(res[i].epoch_ms) ? 0 : res[i].epoch_ms / 1e3,
+			res[i].epoch_lo / 1e3, res[i].epoch_hi / 1e3,
+			colour(&res[i]));
 	fprintf(gp, "e\n");
-	if (costs) {
-		fprintf(gp, "set title 'cost per epoch (GPUs with a price, "
-			"cheapest first)'\n"
-			"set ylabel 'cost (USD)'\n");
-		fprintf(gp, "plot '-' using 0:2:xtic(1) with boxes "
-			"lc rgb '#cc6677'\n");
-		/* cheapest first: the cost ranking */
-		int *order = pn_xmalloc((size_t)nres * sizeof *order), n = 0;
-		for (int i = 0; i < nres; i++)
-			if (!isnan(res[i].cost))
-				order[n++] = i;
-		for (int i = 1; i < n; i++)
-			for (int j = i; j > 0 && res[order[j]].cost <
-			     res[order[j - 1]].cost; j--) {
-				int x = order[j];
-				order[j] = order[j - 1];
-				order[j - 1] = x;
-			}
-		for (int i = 0; i < n; i++)
-			fprintf(gp, "\"%s\" %.17g\n", res[order[i]].g->name,
-				res[order[i]].cost);
-		free(order);
-		fprintf(gp, "e\nunset multiplot\n");
-	}
+	if (costs)
+		plot_costs(gp, res, nres);
 	int st = pclose(gp);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127)
 		pn_die(PN_EXIT_BACKEND, "gnuplot not found (needed by --plot)");
@@ -311,39 +362,68 @@ static void plot(const char *path, const char *net, const result *res,
 
 /* ---- main -------------------------------------------------------------- */
 
-enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT };
+enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
+       OPT_OPTIMIZER, OPT_MOMENTUM };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
-	int fallback, all, per_layer, fmt;
+	int fallback, all, per_layer, fmt, max_batch;
 	double level, batch, dataset;
+	pn_mem_opts mem;
 } options;
+
+static const struct option long_opts[] = {
+	{"models", required_argument, 0, 'm'},
+	{"fallback", required_argument, 0, OPT_FALLBACK},
+	{"device", required_argument, 0, 'd'},
+	{"devices", required_argument, 0, OPT_DEVICES},
+	{"batch", required_argument, 0, 'b'},
+	{"dataset-size", required_argument, 0, 'n'},
+	{"per-layer", no_argument, 0, 'p'},
+	{"interval", optional_argument, 0, 'I'},
+	{"format", required_argument, 0, OPT_FORMAT},
+	{"plot", required_argument, 0, OPT_PLOT},
+	{"max-batch", no_argument, 0, OPT_MAXBATCH},
+	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
+	{"momentum", no_argument, 0, OPT_MOMENTUM},
+	{"gpuspecs", required_argument, 0, 'g'},
+	{"output", required_argument, 0, 'o'},
+	{"help", no_argument, 0, 'h'},
+	{"version", no_argument, 0, 'V'},
+	{0, 0, 0, 0},
+};
+
+/* The options' combinations that cannot be. */
+static void check_options(const options *o)
+{
+	if (!o->models && !o->fallback)
+		pn_usage_error("nothing to predict with: give --models FILE, "
+			       "--fallback roofline or both");
+	if (o->devlist && o->all)
+		pn_usage_error("--device and --devices all both choose the "
+			       "GPUs");
+	if (!o->devlist && !o->all)
+		pn_usage_error("no GPU: give --device NAME[,NAME]... or "
+			       "--devices all");
+	if (o->devlist && !*o->devlist)
+		pn_usage_error("--device: empty list");
+	if (o->max_batch && o->batch)
+		pn_usage_error("--max-batch and --batch both choose the batch");
+	if (o->max_batch && o->per_layer)
+		pn_usage_error("--max-batch and --per-layer cannot be combined: "
+			       "each GPU has its own batch");
+}
 
 static void parse_options(int argc, char **argv, options *o)
 {
-	static const struct option opts[] = {
-		{"models", required_argument, 0, 'm'},
-		{"fallback", required_argument, 0, OPT_FALLBACK},
-		{"device", required_argument, 0, 'd'},
-		{"devices", required_argument, 0, OPT_DEVICES},
-		{"batch", required_argument, 0, 'b'},
-		{"dataset-size", required_argument, 0, 'n'},
-		{"per-layer", no_argument, 0, 'p'},
-		{"interval", optional_argument, 0, 'I'},
-		{"format", required_argument, 0, OPT_FORMAT},
-		{"plot", required_argument, 0, OPT_PLOT},
-		{"gpuspecs", required_argument, 0, 'g'},
-		{"output", required_argument, 0, 'o'},
-		{"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
 	int c;
+	char list[200];
 	memset(o, 0, sizeof *o);
 	o->fmt = PN_SHEET_TSV;
+	o->mem.optimizer = -1;
 	argv[0] = (char *)pn_prog;
-	while ((c = getopt_long(argc, argv, "m:d:b:n:pI::g:o:h", opts, NULL))
-	       != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:b:n:pI::g:o:h", long_opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'm': o->models = optarg; break;
 		case OPT_FALLBACK:
@@ -376,6 +456,15 @@ static void parse_options(int argc, char **argv, options *o)
 					       "expected tsv or md", optarg);
 			break;
 		case OPT_PLOT: o->plotfile = optarg; break;
+		case OPT_MAXBATCH: o->max_batch = 1; break;
+		case OPT_OPTIMIZER:
+			if ((o->mem.optimizer = pn_opt_of(optarg)) < 0)
+				pn_usage_error("invalid --optimizer '%s': "
+					       "expected one of %s", optarg,
+					       pn_name_list(pn_opt_names, list,
+							    sizeof list));
+			break;
+		case OPT_MOMENTUM: o->mem.momentum = 1; break;
 		case 'g': o->specs = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
@@ -386,17 +475,7 @@ static void parse_options(int argc, char **argv, options *o)
 	}
 	if (argc - optind > 1)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
-	if (!o->models && !o->fallback)
-		pn_usage_error("nothing to predict with: give --models FILE, "
-			       "--fallback roofline or both");
-	if (o->devlist && o->all)
-		pn_usage_error("--device and --devices all both choose the "
-			       "GPUs");
-	if (!o->devlist && !o->all)
-		pn_usage_error("no GPU: give --device NAME[,NAME]... or "
-			       "--devices all");
-	if (o->devlist && !*o->devlist)
-		pn_usage_error("--device: empty list");
+	check_options(o);
 	o->path = optind < argc ? argv[optind] : "-";
 }
 
@@ -522,6 +601,8 @@ static void warn_precision(const pn_modelset *ms, const pn_network *net,
 
 /* The times of the iteration and the epoch on GPU d: t (and tl, the last
  * batch, or NULL) hold every row's time, kf and kl its factors. */
+/* The times of the iteration and the epoch on GPU d: t (and tl, the last
+ * batch, or NULL) hold every row's time, kf and kl its factors. */
 static void sum_device(result *r, const pn_network *net, int d,
 		       const double *t, const double *tl, const factors *kf,
 		       const factors *kl, double full)
@@ -538,6 +619,7 @@ static void sum_device(result *r, const pn_network *net, int d,
 				net->r[i].repeat;
 	r->epoch_ms = full * r->iter_ms + last;
 	r->cost = r->epoch_ms / 3.6e6 * r->g->price_usd_h;
+	r->iterations = full + (tl != NULL);
 	/* bound by bound: a GPU's errors taken as fully correlated */
 	r->iter_lo = r->iter_hi = r->epoch_lo = r->epoch_hi = NAN;
 	if (!kf->sum)
@@ -558,18 +640,63 @@ static void sum_device(result *r, const pn_network *net, int d,
 	r->epoch_hi = full * hi + last_hi;
 }
 
+/* Every row's time on the ndev GPUs at `batch`, and the epoch of
+ * `dataset` samples summed into res[0..ndev) (res[d].g set); t and kf
+ * (NULL: freed here) keep the rows' times at the batch. */
+static void epoch_times(const pn_network *net, const unsigned char *bymodel,
+			modelpath *mp, double batch, double dataset,
+			const pn_gpu *const *dev, int ndev, result *res,
+			double **t, factors *kf)
+{
+	double full = floor(dataset / batch), rest = dataset - full * batch;
+	size_t nt = (size_t)net->n * (size_t)ndev;
+	double *tb = pn_xmalloc(nt * sizeof *tb), *tl = NULL;
+	factors kb = factors_new(nt, mp->level > 0), kl = {NULL, NULL};
+	predict(net, bymodel, mp, batch, dev, ndev, tb, &kb);
+	if (rest > 0) {
+		tl = pn_xmalloc(nt * sizeof *tl);
+		kl = factors_new(nt, mp->level > 0);
+		predict(net, bymodel, mp, rest, dev, ndev, tl, &kl);
+	}
+	for (int d = 0; d < ndev; d++) {
+		res[d].g = dev[d];
+		res[d].batch = batch;
+		sum_device(&res[d], net, d, tb, tl, &kb, &kl, full);
+	}
+	free(tl);
+	free(kl.one);
+	free(kl.sum);
+	if (t) {
+		*t = tb;
+		*kf = kb;
+		return;
+	}
+	free(tb);
+	free(kb.one);
+	free(kb.sum);
+}
+
 /* --per-layer: the network at the batch, through network.h's writer, with
- * device source time_ms total_ms [time_lo_ms time_hi_ms]. */
+ * device source time_ms total_ms [time_lo_ms time_hi_ms] and the row's
+ * memory (memory.h, one instance); mem[b]: the rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
 			 const unsigned char *bymodel, double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
-			 const factors *kf)
+			 const factors *kf, pn_mem_row *const *mem)
 {
-	static const char *const extra[] = {
+	static const char *const all[] = {
 		"device", "source", "time_ms", "total_ms", "time_lo_ms",
-		"time_hi_ms"
+		"time_hi_ms", "weights_bytes", "grads_bytes", "state_bytes",
+		"saved_bytes", "workspace_bytes"
 	};
-	int nx = kf->one ? 6 : 4, xcol[6];
+	enum { NX = 11 };
+	const char *extra[NX];
+	int nx = 0, xcol[NX], at[NX];     /* at: the column's place in all */
+	for (int x = 0; x < NX; x++)
+		if (kf->one || (x != 4 && x != 5)) {
+			at[nx] = x;
+			extra[nx++] = all[x];
+		}
 	const char **cols = pn_xmalloc((size_t)(net->ncols + nx) *
 				       sizeof *cols);
 	int ncol = pn_network_columns(net, extra, nx, cols, xcol);
@@ -577,12 +704,16 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 		pn_sheet_head(tb, cols[i], 0);
 	pn_sheet_end(tb);
 	for (int d = 0; d < ndev; d++) {
+		const pn_mem_row *m = mem[pn_mem_backend(dev[d])];
 		for (long i = 0; i < net->n; i++) {
 			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
-			double v[6] = {NAN, NAN, t[j], t[j] * net->r[i].repeat,
+			double v[NX] = {NAN, NAN, t[j], t[j] * net->r[i].repeat,
 				       kf->one ? t[j] / kf->one[j] : NAN,
-				       kf->one ? t[j] * kf->one[j] : NAN};
-			const char *s[6] = {dev[d]->name, bymodel[i] ? "model"
+				       kf->one ? t[j] * kf->one[j] : NAN,
+				       m[i].weights, m[i].grads, m[i].state,
+				       m[i].saved, fmax(m[i].fwd_work,
+							m[i].bwd_work)};
+			const char *s[2] = {dev[d]->name, bymodel[i] ? "model"
 					    : "roofline"};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
@@ -592,10 +723,10 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				if (x == nx)
 					pn_sheet_text(tb, pn_network_field(net,
 						i, batch, c, buf));
-				else if (s[x])
-					pn_sheet_text(tb, s[x]);
+				else if (at[x] < 2)
+					pn_sheet_text(tb, s[at[x]]);
 				else
-					pn_sheet_num(tb, v[x]);
+					pn_sheet_num(tb, v[at[x]]);
 			}
 			pn_sheet_end(tb);
 		}
@@ -603,48 +734,40 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 	free(cols);
 }
 
-/* The summary: one row per GPU by rising epoch time, with the cost rank. */
-static void write_summary(pn_sheet *tb, result *res, int ndev,
-			  const char *source, double iterations, int interval)
+/* The summary: one row per GPU in rank_results' order. */
+static void write_summary(pn_sheet *tb, const result *res, int ndev,
+			  const char *source, int max_batch, int interval)
 {
-	qsort(res, (size_t)ndev, sizeof *res, by_epoch);
-	for (int d = 0; d < ndev; d++) {
-		res[d].rank = d + 1;
-		res[d].cost_rank = 0;
-	}
-	for (int d = 0; d < ndev; d++) {
-		if (isnan(res[d].cost))
-			continue;
-		int k = 1;
-		for (int e = 0; e < ndev; e++)
-			if (!isnan(res[e].cost) &&
-			    (res[e].cost < res[d].cost ||
-			     (res[e].cost == res[d].cost && e < d)))
-				k++;
-		res[d].cost_rank = k;
-	}
+	static const char *const head[] = {"rank", "device", "source", 0};
+	static const char *const lohi[] = {"iteration_lo_ms", "iteration_hi_ms",
+					   "epoch_lo_s", "epoch_hi_s", 0};
+	for (int x = 0; head[x]; x++)
+		pn_sheet_head(tb, head[x], 0);
+	if (max_batch)
+		pn_sheet_head(tb, "batch", 0);
 	for (int x = 0; sumcols[x]; x++)
 		pn_sheet_head(tb, sumcols[x], 0);
-	if (interval) {
-		pn_sheet_head(tb, "iteration_lo_ms", 0);
-		pn_sheet_head(tb, "iteration_hi_ms", 0);
-		pn_sheet_head(tb, "epoch_lo_s", 0);
-		pn_sheet_head(tb, "epoch_hi_s", 0);
-	}
+	for (int x = 0; interval && lohi[x]; x++)
+		pn_sheet_head(tb, lohi[x], 0);
 	pn_sheet_end(tb);
 	for (int d = 0; d < ndev; d++) {
 		const result *r = &res[d];
 		pn_sheet_int(tb, r->rank);
 		pn_sheet_text(tb, r->g->name);
 		pn_sheet_text(tb, source);
+		if (max_batch)
+			pn_sheet_int(tb, r->batch);
 		for (int p = 0; p < PN_NPHASES; p++)
 			pn_sheet_num(tb, r->ph[p]);
 		pn_sheet_num(tb, r->iter_ms);
-		pn_sheet_int(tb, iterations);
+		pn_sheet_int(tb, r->iterations);
 		pn_sheet_num(tb, r->epoch_ms / 1e3);
 		pn_sheet_num(tb, r->g->price_usd_h);
 		pn_sheet_num(tb, r->cost);
 		pn_sheet_int(tb, r->cost_rank ? r->cost_rank : NAN);
+		pn_sheet_num(tb, r->peak / GIB);
+		pn_sheet_num(tb, r->g->mem_gb);
+		pn_sheet_text(tb, r->fits ? "yes" : "no");
 		if (interval) {
 			pn_sheet_num(tb, r->iter_lo);
 			pn_sheet_num(tb, r->iter_hi);
@@ -655,10 +778,14 @@ static void write_summary(pn_sheet *tb, result *res, int ndev,
 	}
 }
 
-/* The batch and the whole batches of the epoch; dies when a traced
- * network cannot run them. */
-static double batches(options *o, const pn_network *net, double *rest)
+/* The batch and the epoch's samples; dies when a traced network cannot
+ * run them. */
+static void batches(options *o, const pn_network *net)
 {
+	if (net->traced && o->max_batch)
+		pn_die_at(PN_EXIT_DATA, o->path, 0, "the network is traced at "
+			  "batch %ld: --max-batch cannot rescale it (give a "
+			  "network of one sample)", net->traced);
 	if (net->traced) {
 		if (o->batch && o->batch != net->traced)
 			pn_die_at(PN_EXIT_DATA, o->path, 0, "the network is "
@@ -666,18 +793,67 @@ static double batches(options *o, const pn_network *net, double *rest)
 				  "--batch %g", net->traced, o->batch);
 		o->batch = (double)net->traced;
 	}
+	if (o->max_batch)
+		return;
 	if (!o->batch)
 		o->batch = 1;
 	if (!o->dataset)
 		o->dataset = o->batch;
-	double full = floor(o->dataset / o->batch);
-	*rest = o->dataset - full * o->batch;
-	if (net->traced && *rest > 0)
+	double rest = o->dataset - floor(o->dataset / o->batch) * o->batch;
+	if (net->traced && rest > 0)
 		pn_die_at(PN_EXIT_DATA, o->path, 0, "the network is traced at "
 			  "batch %ld: it cannot run the last batch of %g "
 			  "samples (give a --dataset-size that is a multiple "
-			  "of %ld)", net->traced, *rest, net->traced);
-	return full;
+			  "of %ld)", net->traced, rest, net->traced);
+}
+
+/* The step's memory at the batch on every GPU, and whether it fits; rows
+ * (or NULL) get each backend's per-row bytes. */
+static void memory(const options *o, const pn_network *net, result *res,
+		   int ndev, pn_mem_row **rows)
+{
+	pn_mem_step s[PN_MEM_NBACKENDS];
+	for (int b = 0; b < PN_MEM_NBACKENDS; b++) {
+		pn_mem_opts mo = o->mem;
+		mo.backend = b;
+		pn_mem_step_of(net, o->batch, &mo, &s[b], rows ? rows[b] : NULL);
+	}
+	for (int d = 0; d < ndev; d++) {
+		res[d].peak = s[pn_mem_backend(res[d].g)].peak;
+		res[d].fits = res[d].peak <= res[d].g->mem_gb * GIB;
+	}
+}
+
+/* --max-batch: on each GPU, the largest batch that fits and the epoch at
+ * it (a GPU none fits: no times). */
+static void max_batches(const options *o, const pn_network *net,
+			const unsigned char *bymodel, modelpath *mp,
+			const pn_gpu *const *dev, int ndev, result *res)
+{
+	for (int d = 0; d < ndev; d++) {
+		pn_mem_opts mo = o->mem;
+		mo.backend = pn_mem_backend(dev[d]);
+		double b = pn_mem_max_batch(net, &mo, dev[d]->mem_gb * GIB);
+		if (b > 0) {
+			epoch_times(net, bymodel, mp, b, o->dataset ?
+				    o->dataset : b, &dev[d], 1, &res[d], NULL,
+				    NULL);
+			pn_mem_step s;
+			pn_mem_step_of(net, b, &mo, &s, NULL);
+			res[d].peak = s.peak;
+			res[d].fits = 1;
+			continue;
+		}
+		result *r = &res[d];
+		r->g = dev[d];
+		for (int p = 0; p < PN_NPHASES; p++)
+			r->ph[p] = NAN;
+		r->iter_ms = r->epoch_ms = r->cost = r->iterations = NAN;
+		r->iter_lo = r->iter_hi = r->epoch_lo = r->epoch_hi = NAN;
+		pn_mem_step s;
+		pn_mem_step_of(net, 1, &mo, &s, NULL);
+		r->peak = s.peak;
+	}
 }
 
 int main(int argc, char **argv)
@@ -691,7 +867,7 @@ int main(int argc, char **argv)
 	const pn_gpu **dev = devices(&o, gpus, &ndev);
 	pn_network net;
 	pn_network_load(&net, o.path);
-	double rest, full = batches(&o, &net, &rest);
+	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
 	unsigned char *bymodel = which_rows(&o, ms, &net);
 	warn_precision(ms, &net, bymodel);
@@ -701,19 +877,18 @@ int main(int argc, char **argv)
 		model_init(&mp, ms, &net);
 
 	/* Predict every row on every GPU, at the batch and the last batch. */
-	size_t nt = (size_t)net.n * (size_t)ndev;
-	double *t = pn_xmalloc(nt * sizeof *t), *tl = NULL;
-	factors kf = factors_new(nt, o.level > 0), kl = {NULL, NULL};
 	result *res = pn_xcalloc((size_t)ndev, sizeof *res);
-	predict(&net, bymodel, &mp, o.batch, dev, ndev, t, &kf);
-	if (rest > 0) {
-		tl = pn_xmalloc(nt * sizeof *tl);
-		kl = factors_new(nt, o.level > 0);
-		predict(&net, bymodel, &mp, rest, dev, ndev, tl, &kl);
-	}
-	for (int d = 0; d < ndev; d++) {
-		res[d].g = dev[d];
-		sum_device(&res[d], &net, d, t, tl, &kf, &kl, full);
+	double *t = NULL;
+	factors kf = {NULL, NULL};
+	pn_mem_row *rows[PN_MEM_NBACKENDS] = {NULL};
+	if (o.max_batch) {
+		max_batches(&o, &net, bymodel, &mp, dev, ndev, res);
+	} else {
+		epoch_times(&net, bymodel, &mp, o.batch, o.dataset, dev, ndev,
+			    res, &t, &kf);
+		for (int b = 0; o.per_layer && b < PN_MEM_NBACKENDS; b++)
+			rows[b] = pn_xmalloc((size_t)net.n * sizeof *rows[b]);
+		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 
 	long nmodel = 0;
@@ -723,17 +898,15 @@ int main(int argc, char **argv)
 			     "roofline";
 	FILE *f = pn_output_open(o.out);
 	pn_sheet *tb = pn_sheet_new(f, o.fmt);
+	rank_results(res, ndev);
 	if (o.per_layer)
-		write_layers(tb, &net, bymodel, o.batch, dev, ndev, t, &kf);
+		write_layers(tb, &net, bymodel, o.batch, dev, ndev, t, &kf,
+			     rows);
 	else
-		write_summary(tb, res, ndev, source, full + (rest > 0),
-			      o.level > 0);
-	if (o.plotfile) {
-		if (o.per_layer)
-			qsort(res, (size_t)ndev, sizeof *res, by_epoch);
-		plot(o.plotfile, o.path, res, ndev, o.batch, o.dataset,
-		     o.level);
-	}
+		write_summary(tb, res, ndev, source, o.max_batch, o.level > 0);
+	if (o.plotfile)
+		plot(o.plotfile, o.path, res, ndev, o.max_batch ? 0 : o.batch,
+		     o.dataset, o.level);
 	pn_sheet_free(tb);
 	pn_output_close(f);
 
@@ -742,11 +915,10 @@ int main(int argc, char **argv)
 	free(bymodel);
 	free(kf.one);
 	free(kf.sum);
-	free(kl.one);
-	free(kl.sum);
+	for (int b = 0; b < PN_MEM_NBACKENDS; b++)
+		free(rows[b]);
 	pn_modelset_free(ms);
 	free(t);
-	free(tl);
 	free(res);
 	free(dev);
 	pn_gpus_free(gpus);

@@ -21,8 +21,8 @@ setup_file() {
 @test "pn-sum adds every row times its repeat into its phase and the iteration" {
 	run pn-sum --fallback roofline $G -d UNIT "$F/net.tsv"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank')" ]
-	[ "${lines[1]}" = "$(printf '1\tUNIT\troofline\t0.9765625\t1\t3\t0\t4.9765625\t1\t0.0049765625\t3.6\t4.9765625e-06\t1')" ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits')" ]
+	[ "${lines[1]}" = "$(printf '1\tUNIT\troofline\t0.9765625\t1\t3\t0\t4.9765625\t1\t0.0049765625\t3.6\t4.9765625e-06\t1\t2.3115234375\t16\tyes')" ]
 	[ "${#lines[@]}" -eq 2 ]
 }
 
@@ -365,7 +365,7 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 	logo_model
 	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval $G -d UNIT -b 2 "$F/bmm.tsv"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\titeration_lo_ms\titeration_hi_ms\tepoch_lo_s\tepoch_hi_s')" ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits\titeration_lo_ms\titeration_hi_ms\tepoch_lo_s\tepoch_hi_s')" ]
 	o=$(printf '%s\n' "$output")
 	it=$(col <(echo "$o") iteration_ms 1)
 	near6 "$(col <(echo "$o") iteration_lo_ms 1)" "$(awk -v a="$it" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a / k }')"
@@ -398,7 +398,7 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval=90 $G -d UNIT -b 2 --per-layer "$F/bmm.tsv"
 	[ "$status" -eq 0 ]
 	o=$(printf '%s\n' "$output")
-	[ "$(echo "$o" | head -1 | awk -F'\t' '{ print $(NF - 1), $NF }')" = "time_lo_ms time_hi_ms" ]
+	[ "$(echo "$o" | head -1 | awk -F'\t' '{ print $(NF - 6), $(NF - 5) }')" = "time_lo_ms time_hi_ms" ]
 	t=$(col <(echo "$o") time_ms 1)
 	near6 "$(col <(echo "$o") time_hi_ms 1)" "$(awk -v a="$t" -v k="$K_ONE" 'BEGIN { printf "%.15g\n", a * k }')"
 	near6 "$(col <(echo "$o") time_lo_ms 1)" "$(awk -v a="$t" -v k="$K_ONE" 'BEGIN { printf "%.15g\n", a / k }')"

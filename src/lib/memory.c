@@ -1,0 +1,298 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "memory.h"
+#include "optim.h"
+
+/* CPU: bench/real-memory's development networks (the median of measured
+ * less modelled, 0.01 MB); GPU: cited, see memory.h. */
+const double pn_mem_fixed[PN_MEM_NBACKENDS] = {
+	[PN_MEM_CPU] = 0,
+	[PN_MEM_GPU] = 1343.0 * 1024 * 1024,
+};
+
+int pn_mem_backend(const pn_gpu *g)
+{
+	return g->arch && strncmp(g->arch, "CPU", 3) == 0 ? PN_MEM_CPU
+							   : PN_MEM_GPU;
+}
+
+/* Temporaries of PyTorch's single-tensor optimizer step, in tensors of a
+ * parameter's size (sqrt, then the division, of Adam's denominator). */
+static const double opt_temps[PN_NOPT] = {
+	[PN_OPT_NONE] = 0, [PN_OPT_SGD] = 0, [PN_OPT_ADAM] = 2,
+	[PN_OPT_ADAGRAD] = 1, [PN_OPT_ADADELTA] = 2, [PN_OPT_RMSPROP] = 1,
+};
+
+static int opt_states(int opt, int momentum)
+{
+	return pn_opt_states(opt) +
+	       (momentum && (opt == PN_OPT_SGD || opt == PN_OPT_RMSPROP));
+}
+
+/* Which of a layer's own tensors its backward keeps. */
+enum { KEEP_IN = 1, KEEP_OUT = 2 };
+
+static int keeps(const pn_layer *l)
+{
+	switch (l->type) {
+	case PN_DENSE: case PN_CONV2D:
+		return KEEP_IN | (l->activation ? KEEP_OUT : 0);
+	case PN_BMM: case PN_ATTENTION: case PN_EMBEDDING: case PN_RNN:
+	case PN_LSTM: case PN_GRU: case PN_LAYERNORM:
+		return KEEP_IN;
+	case PN_SOFTMAX:
+		return KEEP_OUT;
+	case PN_ELEMENTWISE: {
+		static const char *const out[] = {"relu", "tanh", "sigmoid",
+						  "exp", 0};
+		static const char *const in[] = {"gelu", "powu", "mul", "div",
+						 "pow", 0};
+		return pn_name_index(out, l->op) >= 0 ? KEEP_OUT :
+		       pn_name_index(in, l->op) >= 0 ? KEEP_IN : 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Bytes kept beyond the layer's input and output, and its forward
+ * workspace beyond its output (formulas: memory.h). */
+static void inner(const pn_layer *l, double dropout, int backend,
+		  double *kept, double *work)
+{
+	double B = l->batch, S = l->seq_len, e = l->bytes;
+	*kept = *work = 0;
+	switch (l->type) {
+	case PN_ATTENTION: {
+		double E = l->embed_dim, P = B * l->heads * S * S;
+		*kept = (6 * B * S * E + P) * e;
+		if (dropout > 0)
+			*kept += P * e + P * (backend == PN_MEM_CPU ? e : 1);
+		*work = 3 * B * S * E * e;
+		break;
+	}
+	case PN_RNN: case PN_LSTM: case PN_GRU: {
+		double g = l->type == PN_LSTM ? 4 : l->type == PN_GRU ? 3 : 1;
+		double k = g > 1 ? g + 3 : 1, dirs = l->bidirectional ? 2 : 1;
+		double H = l->hidden;
+		*kept = dirs * B * S * H * (k * l->layers + l->layers - 1) * e;
+		*work = dirs * B * S * g * H * e;
+		break;
+	}
+	case PN_LAYERNORM:
+		*kept = 2 * B * S * 4;
+		break;
+	case PN_ELEMENTWISE:
+		if (strcmp(l->op, "dropout") == 0)
+			*kept = B * S * l->dim * (backend == PN_MEM_CPU ? e : 1);
+		break;
+	default:
+		break;
+	}
+}
+
+void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
+		   const pn_mem_opts *o, pn_mem_row *m)
+{
+	pn_work w;
+	pn_layer_work(l, &w);
+	memset(m, 0, sizeof *m);
+	if (pn_layer_defs[l->type].weights)
+		m->weights = w.cm_weights;
+	double kept, work;
+	inner(l, dropout, o->backend, &kept, &work);
+	int k = train ? keeps(l) : 0;
+	/* the input lives on while the row runs, unless kept (counted) */
+	m->fwd_work = w.cm_out + work + (k & KEEP_IN ? 0 : w.cm_in);
+	if (!train)
+		return;
+	m->grads = m->weights;
+	m->state = opt_states(opt, o->momentum) * m->weights;
+	m->saved = kept + (k & KEEP_IN ? w.cm_in : 0) +
+		   (k & KEEP_OUT ? w.cm_out : 0);
+	m->bwd_work = w.cm_in + w.cm_out;
+}
+
+/* ---- the step ---------------------------------------------------------- */
+
+typedef struct {
+	int train;         /* the network trains */
+	int acc;           /* it has acc rows: they hold the weights */
+	int cdrop;         /* its dropout column, or -1 */
+} netinfo;
+
+static netinfo info_of(const pn_network *net)
+{
+	netinfo ni = {0, 0, -1};
+	for (long i = 0; i < net->n; i++) {
+		ni.train |= net->r[i].phase != PN_PH_FWD;
+		ni.acc |= net->r[i].phase == PN_PH_ACC;
+	}
+	for (int c = 0; c < net->ncols; c++)
+		if (strcmp(net->col[c], "dropout") == 0)
+			ni.cdrop = c;
+	return ni;
+}
+
+static double dropout_of(const netinfo *ni, const pn_netrow *r)
+{
+	if (ni->cdrop < 0)
+		return 0;
+	char *end;
+	double p = strtod(r->field[ni->cdrop], &end);
+	return end != r->field[ni->cdrop] && *end == 0 && p > 0 ? p : 0;
+}
+
+/* The bytes of row i at batch (zero for rows of no forward: bwd, acc,
+ * whose tensors are the forward rows'); prev_out: the output the row
+ * before kept, updated. */
+static void row_bytes(const pn_network *net, const netinfo *ni, long i,
+		      double batch, const pn_mem_opts *o, double *prev_out,
+		      pn_mem_row *m)
+{
+	const pn_netrow *r = &net->r[i];
+	pn_layer l;
+	double traffic;
+	memset(m, 0, sizeof *m);
+	pn_network_scaled(net, r, batch, &l, &traffic);
+	if (r->phase == PN_PH_ACC) {
+		if (l.type == PN_ELEMENTWISE) {  /* one per weight tensor */
+			pn_work w;
+			pn_layer_work(&l, &w);
+			m->weights = w.cm_out;
+			m->grads = m->weights;
+			int opt = o->optimizer >= 0 ? o->optimizer : PN_OPT_NONE;
+			m->state = opt_states(opt, o->momentum) * m->weights;
+		}
+		return;
+	}
+	if (r->phase == PN_PH_BWD)
+		return;
+	int opt = o->optimizer >= 0 && pn_layer_defs[l.type].weights ?
+		  o->optimizer : l.optimizer;
+	pn_mem_row_of(&l, ni->train, dropout_of(ni, r), opt, o, m);
+	if (ni->acc)
+		m->weights = m->grads = m->state = 0;
+	if (!ni->train)
+		return;
+	pn_work w;
+	pn_layer_work(&l, &w);
+	int k = keeps(&l);
+	if (k & KEEP_IN)   /* the input the row before kept: counted there */
+		m->saved -= fmin(*prev_out, w.cm_in);
+	*prev_out = k & KEEP_OUT ? w.cm_out : 0;
+}
+
+/* The last forward row: the training loop holds its input (the model's
+ * output, which the loss reads) until the step ends (a mem row's elements
+ * are no tensor: not it). */
+static long last_forward(const pn_network *net)
+{
+	for (long i = net->n - 1; i >= 0; i--)
+		if (net->r[i].phase == PN_PH_FWD || net->r[i].phase == PN_PH_TRAIN)
+			return i;
+	return -1;
+}
+
+void pn_mem_step_of(const pn_network *net, double batch,
+		    const pn_mem_opts *o, pn_mem_step *s, pn_mem_row *rows)
+{
+	netinfo ni = info_of(net);
+	pn_mem_row *m = rows ? rows : pn_xmalloc((size_t)net->n * sizeof *m);
+	memset(s, 0, sizeof *s);
+	long last = ni.train ? last_forward(net) : -1;
+	double prev_out = 0, fwd = 0, opt_tmp = 0;
+	for (long i = 0; i < net->n; i++) {
+		double rep = net->r[i].repeat;
+		row_bytes(net, &ni, i, batch, o, &prev_out, &m[i]);
+		if (i == last && net->r[i].l.type != PN_MEM &&
+		    !(keeps(&net->r[i].l) & KEEP_IN)) {
+			pn_layer l;
+			pn_work w;
+			double traffic;
+			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
+			pn_layer_work(&l, &w);
+			m[i].saved += w.cm_in;
+			m[i].fwd_work = fmax(0, m[i].fwd_work - w.cm_in);
+		}
+		s->weights += rep * m[i].weights;
+		s->grads += rep * m[i].grads;
+		s->state += rep * m[i].state;
+		s->activations += rep * m[i].saved;
+		/* forward: what rows up to i keep, and i's workspace */
+		fwd = fmax(fwd, s->activations + m[i].fwd_work);
+		s->workspace = fmax(s->workspace, fmax(m[i].fwd_work,
+						       m[i].bwd_work));
+		if (m[i].grads > 0) {
+			const pn_layer *l = &net->r[i].l;
+			int opt = o->optimizer >= 0 ? o->optimizer :
+				  l->optimizer;
+			double t = opt_temps[opt] +
+				   (opt == PN_OPT_SGD && o->momentum);
+			opt_tmp = fmax(opt_tmp, t * m[i].weights);
+		}
+	}
+	double base = s->weights + s->state, bwd = 0, opt = 0;
+	fwd += base;
+	if (ni.train) {
+		/* backward, from the last row: its activations freed, the
+		 * gradients of the weights allocated */
+		double act = s->activations, grads = 0;
+		for (long i = net->n - 1; i >= 0; i--) {
+			double rep = net->r[i].repeat;
+			grads += rep * m[i].grads;
+			bwd = fmax(bwd, base + act + grads + m[i].bwd_work);
+			act -= rep * m[i].saved;
+		}
+		opt = base + s->grads + opt_tmp;
+	}
+	s->peak = fwd;
+	s->at = PN_MEM_AT_FWD;
+	if (bwd > s->peak) {
+		s->peak = bwd;
+		s->at = PN_MEM_AT_BWD;
+	}
+	if (opt > s->peak) {
+		s->peak = opt;
+		s->at = PN_MEM_AT_OPT;
+	}
+	s->fixed = pn_mem_fixed[o->backend];
+	s->peak += s->fixed;
+	if (!rows)
+		free(m);
+}
+
+double pn_mem_max_batch(const pn_network *net, const pn_mem_opts *o,
+			double bytes)
+{
+	if (net->traced)
+		PN_BUG("pn_mem_max_batch: a traced network");
+	pn_mem_row *m = pn_xmalloc((size_t)net->n * sizeof *m);
+	pn_mem_step s;
+	double lo = 0, hi = 1;
+	/* the peak grows with the batch: double, then bisect */
+	for (;;) {
+		pn_mem_step_of(net, hi, o, &s, m);
+		if (s.peak > bytes)
+			break;
+		lo = hi;
+		if (hi >= 0x1p53) {
+			free(m);
+			return lo;
+		}
+		hi *= 2;
+	}
+	while (hi - lo > 1) {
+		double mid = floor((lo + hi) / 2);
+		pn_mem_step_of(net, mid, o, &s, m);
+		if (s.peak > bytes)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	free(m);
+	return lo;
+}

@@ -1,0 +1,145 @@
+/* memory.h - the memory of a training step: what each row of a network
+ * (network.h) keeps in memory, and the peak of the whole step as a
+ * framework (PyTorch) reaches it.  pn-sum(1) prints the peak per GPU, says
+ * whether it fits and finds the largest batch that does; its man page
+ * gives these formulas to users.
+ *
+ * Every byte count derives from layer.h: a row's weights are
+ * pn_layer_work's cm_weights on the layer types that have weights
+ * (pn_layer_defs[t].weights), its input and output tensors cm_in and
+ * cm_out, the element size the precision's (pn_prec_bytes: weights,
+ * gradients and optimizer state are kept at the row's precision, as a
+ * model converted with .half() keeps them; mixed precision with fp32
+ * master weights is not modelled).  Per row, at the batch it runs (bytes;
+ * B batch, S seq_len, E embed_dim, h heads, H hidden, e element size, n
+ * the row's elements B S dim):
+ *
+ *   weights    W = cm_weights (types with weights; others 0)
+ *   gradients  G = W when the network trains (a row of phase train, bwd
+ *              or acc), else 0
+ *   state      pn_opt_states(opt) W (optim.h: sgd 0, adagrad 1, rmsprop
+ *              1, adam 2 (AdamW the same), adadelta 2), + W for SGD and
+ *              RMSprop with momentum (pn_mem_opts.momentum)
+ *   saved      what the backward pass needs, kept from the forward pass
+ *              to the layer's backward:
+ *                dense conv2d  input; + output with an activation
+ *                bmm           both inputs
+ *                attention     input + (6 B S E + B h S S) e, + 2 B h S S e
+ *                              and the mask with dropout > 0 (PyTorch's
+ *                              MultiheadAttention, batch first: the copy
+ *                              of the input, q k v, the scaled q, the
+ *                              probabilities, the dropped ones, the
+ *                              heads' output)
+ *                embedding     the indices (int64)
+ *                rnn lstm gru  input + dirs B S H (k layers + layers - 1)
+ *                              e, k = 1 (rnn), 6 (gru), 7 (lstm): the
+ *                              cells' gates, states and hidden states of
+ *                              every step (PyTorch's CPU cells)
+ *                layernorm     input + 2 B S x 4 (mean, 1/std in fp32)
+ *                softmax       output
+ *                elementwise   relu tanh sigmoid exp: output; gelu powu
+ *                              and the binary mul div pow: input; dropout:
+ *                              its mask, n x mask bytes (the backend's:
+ *                              CPU PyTorch keeps a mask of e bytes, CUDA
+ *                              one byte); others: nothing
+ *                posenc mem    nothing
+ *              An input that the row before kept as its output is the
+ *              same tensor: it counts once (the row's input less that
+ *              output, at least 0).
+ *   workspace  transient, one row at a time: forward, its output (+ 3 B S
+ *              E e for attention's packed projection, + dirs B S g H e
+ *              for an RNN's input projection); backward, the gradients of
+ *              its input and output (cm_in + cm_out)
+ *
+ * The training loop holds the model's output, the input of the last
+ * forward row (the logits its loss reads), until the step ends: that row
+ * keeps its input too (unless it is a mem row).  A row counts `repeat` times.  The weights of a network with acc rows
+ * (a traced graph: one acc row per weight tensor's gradient) are the
+ * elements of its acc rows (a tied weight counts twice), since its
+ * embeddings are mem rows.
+ *
+ * The step (steady state: the optimizer's state exists from the end of
+ * the first step on; gradients are freed at the start of each step, as
+ * zero_grad(set_to_none=True), PyTorch 2's default): with W G S the
+ * network's totals, A(<=i) the saved bytes of rows up to i, G(>=i) the
+ * gradients of rows from i on,
+ *   forward    max over rows i: W + S + A(<=i) + i's forward workspace
+ *   backward   max over rows i (from the last): W + S + A(<=i) + G(>=i)
+ *              + workspace of i's backward
+ *   optimizer  W + S + G + t x the largest row's weights (temporaries of
+ *              PyTorch's single-tensor step: t = 2 for adam and adadelta,
+ *              1 for the others, 0 for sgd without momentum)
+ *   peak       max of the three + the backend's fixed cost
+ * A network without training rows (inference) keeps nothing: W + max
+ * workspace + fixed.
+ *
+ * The fixed cost (pn_mem_fixed) is per backend (pn_mem_backend): the CPU
+ * value is measured by bench/real-memory (see there); the GPU value is
+ * the CUDA context and kernels, a cited figure, not measured by pn.
+ * Not modelled: max pooling's int64 indices (a mem row does not say which
+ * pooling it is), the caching allocator's rounding and fragmentation, a
+ * tensor read by two rows that are not adjacent (counted twice), mixed
+ * precision, activation checkpointing. */
+#ifndef PN_MEMORY_H
+#define PN_MEMORY_H
+
+#include "gpuspec.h"
+#include "layer.h"
+#include "network.h"
+
+enum { PN_MEM_CPU, PN_MEM_GPU, PN_MEM_NBACKENDS };
+
+/* Fixed cost of a framework's step beyond its tensors, bytes:
+ *   CPU  measured: the median over bench/real-memory's development
+ *        networks of measured peak less the model, 0.01 MB on 24 cases
+ *        (torch 1.13, 2026-11-23): 0.  PyTorch's CPU allocator does not
+ *        cache; what the model misses is per network, not fixed
+ *   GPU  the CUDA context and PyTorch's kernels, 1343 MB, as Hugging
+ *        Face's "Model training anatomy" measured it with nvidia-smi
+ *        (https://huggingface.co/docs/transformers/model_memory_anatomy);
+ *        the caching allocator's rounding is not modelled */
+extern const double pn_mem_fixed[PN_MEM_NBACKENDS];
+
+/* The backend of a device of the spec table: PN_MEM_CPU when its arch
+ * starts with "CPU" (pn-time --cpu-spec), else PN_MEM_GPU. */
+int pn_mem_backend(const pn_gpu *g);
+
+typedef struct {
+	int backend;     /* PN_MEM_* */
+	int optimizer;   /* PN_OPT_* for every row with weights, or -1: each
+			    row's own */
+	int momentum;    /* sgd and rmsprop keep a momentum buffer */
+} pn_mem_opts;
+
+/* One row, one instance (bytes). */
+typedef struct {
+	double weights, grads, state, saved, fwd_work, bwd_work;
+} pn_mem_row;
+
+/* The bytes of layer l (at its batch) of a training row (train: 1) or not;
+ * dropout: the row's dropout probability (attention). saved is before the
+ * shared-input rule (the caller knows the row before). */
+void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
+		   const pn_mem_opts *o, pn_mem_row *m);
+
+typedef enum { PN_MEM_AT_FWD, PN_MEM_AT_BWD, PN_MEM_AT_OPT } pn_mem_at;
+
+/* The step at `batch` samples (a traced network: as traced), bytes. */
+typedef struct {
+	double weights, grads, state, activations, workspace, fixed;
+	double peak;
+	pn_mem_at at;          /* where the peak is reached */
+} pn_mem_step;
+
+/* The memory of the step; rows[] (net->n entries, or NULL) gets each
+ * row's bytes, saved after the shared-input rule. */
+void pn_mem_step_of(const pn_network *net, double batch,
+		    const pn_mem_opts *o, pn_mem_step *s, pn_mem_row *rows);
+
+/* The largest batch (1 .. 2^53) whose peak is at most `bytes`; 0 when not
+ * even batch 1 fits.  A traced network cannot be rescaled: the caller
+ * must not ask (PN_BUG). */
+double pn_mem_max_batch(const pn_network *net, const pn_mem_opts *o,
+			double bytes);
+
+#endif
