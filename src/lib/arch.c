@@ -468,8 +468,8 @@ int pn_arch_convstack(pn_arch *a, const char *spec, pn_arch_err *e)
 		int rc = len ? stack_item(a, p, len, ++idx, &c, &x, &flat, e)
 			     : 1;
 		if (rc == 1)
-			afail(e, 0, "conv stack: bad item '%.*s' (C[kK][sS], "
-			      "M, A or fN)", (int)len, p);
+			afail(e, 0, "bad item '%.*s' (C[kK][sS], M, A or fN)",
+			      (int)len, p);
 		if (rc != 0) {
 			pn_arch_free(a);
 			return -1;
@@ -481,7 +481,7 @@ int pn_arch_convstack(pn_arch *a, const char *spec, pn_arch_err *e)
 	}
 	if (!convs) {
 		pn_arch_free(a);
-		return afail(e, 0, "conv stack: no conv in '%s'", spec);
+		return afail(e, 0, "no conv in '%s'", spec);
 	}
 	classifier(a, flat ? flat : c * x * x);
 	finish(a, PN_OPT_SGD);

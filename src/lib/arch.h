@@ -97,23 +97,27 @@
  *
  * ---- errors --------------------------------------------------------------
  * The functions return 0, or -1 with e filled in: line is the config's line
- * (0: none), msg without file or line, such as
+ * (0: none), msg without file or line:
+ *   the config is no JSON object
  *   no model_type
  *   unknown model_type 'xlnet' (one of: bert, roberta, ...)
  *   no 'hidden_size'
- *   'hidden_size' must be a whole number of at least 1, not 'x'
+ *   'n_head' must be a whole number of at least 1, not a string
  *   'tie_word_embeddings' must be true or false
- *   num_attention_heads 7 does not divide hidden_size 768
- *   num_attention_heads 12 is no multiple of num_key_value_heads 5
- *   num_experts_per_tok 3 is more than num_local_experts 2
+ *   'dropout' must be a probability from 0 to 1
  *   unknown hidden_act 'mish' (one of: gelu, gelu_new, ...)
- *   word_embed_proj_dim 512 differs from hidden_size 1024
- *   seq 1024 is longer than the position table of 512
- *   no sequence length: give one (max_position_embeddings or n_positions
- *     absent)
+ *   gated-gelu is a feed_forward_proj of t5 only
+ *   the 7 heads do not divide the hidden size 768
+ *   the 32 heads are no multiple of the 5 key/value heads
+ *   num_experts_per_tok 9 is more than num_local_experts 8
+ *   word_embed_proj_dim 512 differs from hidden_size 768
+ *   no sequence length in the config (no max_position_embeddings or
+ *     n_positions): give --seq
+ *   seq 2048 is longer than the position table of 1024
  *   unknown architecture 'resnet20' (one of: resnet18, ...)
  *   image 16 is too small: the feature map vanishes
- *   conv stack: bad item '3x3' (C[kK][sS], M, A or fN)
+ *   bad item '3x3' (C[kK][sS], M, A or fN)        (a conv stack)
+ *   no conv in 'M,f10'
  */
 #ifndef PN_ARCH_H
 #define PN_ARCH_H
