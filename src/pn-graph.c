@@ -612,6 +612,18 @@ static long config_layers(const char *path, const node *nodes, long nn,
 	return layers;
 }
 
+/* --block FIRST,LAST: FIRST newly allocated, *last pointing into it. */
+static char *block_range(const char *block, char **last)
+{
+	const char *comma = strchr(block, ',');
+	if (!comma || comma == block || !comma[1] || strchr(comma + 1, ','))
+		pn_usage_error("--block: expected FIRST,LAST, not '%s'", block);
+	char *first = pn_xstrdup(block);
+	first[comma - block] = 0;
+	*last = first + (comma - block) + 1;
+	return first;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -648,17 +660,7 @@ int main(int argc, char **argv)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
 	if (layers && config)
 		pn_usage_error("--layers and --config both give num_layer");
-	char *bfirst = NULL, *blast = NULL;
-	if (block) {
-		const char *comma = strchr(block, ',');
-		if (!comma || comma == block || !comma[1] ||
-		    strchr(comma + 1, ','))
-			pn_usage_error("--block: expected FIRST,LAST, not "
-				       "'%s'", block);
-		bfirst = pn_xstrdup(block);
-		bfirst[comma - block] = 0;
-		blast = bfirst + (comma - block) + 1;
-	}
+	char *blast = NULL, *bfirst = block ? block_range(block, &blast) : NULL;
 	const char *path = optind < argc ? argv[optind] : "-";
 
 	/* Read every node first: the block is found by name. */
