@@ -9,6 +9,7 @@
 
 #include "csv.h"
 #include "err.h"
+#include "json.h"
 #include "layer.h"
 #include "opt.h"
 #include "tsv.h"
@@ -21,7 +22,9 @@ static const char usage[] =
 "\n"
 "  -l, --layers N        repeat the graph's block N times (num_layer)\n"
 "  -c, --config FILE     take num_layer from a model config.json (n_layer,\n"
-"                        num_hidden_layers or num_layers)\n"
+"                        num_hidden_layers or num_layers); its hidden size,\n"
+"                        heads, intermediate size and vocabulary must be\n"
+"                        the graph's\n"
 "  -B, --block FIRST,LAST  the block is the nodes FIRST..LAST (default: the\n"
 "                        known block of BERT, GPT-2/GPT-3 or OPT graphs)\n"
 "  -o, --output FILE     write to FILE instead of standard output\n"
@@ -353,53 +356,13 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 	return rows;
 }
 
-/* num_layer from a model config: the first of n_layer, num_hidden_layers,
- * num_layers (NeuSight's order: GPT, then BERT/OPT, then Switch). */
-static long config_layers(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		pn_die_at(PN_EXIT_DATA, path, 0, "%s", strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	char *s = pn_xmalloc(cap);
-	size_t got;
-	while ((got = fread(s + n, 1, cap - n - 1, f)) > 0) {
-		n += got;
-		if (n + 1 == cap)
-			s = pn_xrealloc(s, cap *= 2);
-	}
-	s[n] = 0;
-	fclose(f);
-	static const char *const keys[] = {
-		"\"n_layer\"", "\"num_hidden_layers\"", "\"num_layers\"", 0
-	};
-	for (int k = 0; keys[k]; k++) {
-		const char *p = strstr(s, keys[k]);
-		if (!p)
-			continue;
-		p += strlen(keys[k]);
-		while (isspace((unsigned char)*p))
-			p++;
-		char *end;
-		long v = *p == ':' ? strtol(p + 1, &end, 10) : 0;
-		if (v < 1 || v > 100000)
-			pn_die_at(PN_EXIT_DATA, path, 0, "%.*s is not a whole "
-				  "number of at least 1",
-				  (int)strlen(keys[k]), keys[k]);
-		free(s);
-		return v;
-	}
-	free(s);
-	pn_die_at(PN_EXIT_DATA, path, 0, "no n_layer, num_hidden_layers or "
-		  "num_layers");
-}
-
 /* ---- main -------------------------------------------------------------- */
 
 typedef struct {
 	char *name, *fw, *bw, *acc, *in, *out;
 	long line;
 	int fused;
+	int embedding;          /* OpName EMBEDDING */
 } node;
 
 /* The block to repeat, nodes *first..*last: the one --block names, or the
@@ -476,6 +439,191 @@ static void traced_batch(const node *nodes, long nn, const char *path,
 			  "the traced batch from");
 }
 
+/* ---- the model config ---------------------------------------------------- */
+
+/* What a graph's forward ops say about its model: the block's hidden size
+ * (the first Linear's input), the outputs of its Linears, its heads and
+ * head size (the first BMM: batch = traced batch x heads), the rows of
+ * its embedding tables (EMBEDDING nodes' backward MEM (rows, dim)). */
+typedef struct {
+	double hidden, heads, head_dim;
+	double outs[64], tables[16];
+	int nouts, ntables;
+} graph_facts;
+
+/* The first op of list text, its kind in kind (32 bytes) and its args'
+ * index; -1 when none. */
+static int first_op(litbuf *b, const char *text, char *kind)
+{
+	b->start = b->p = text;
+	b->n = 0;
+	int l = lit_parse(b, 0);
+	if (l < 0 || b->v[l].kind != LIT_SEQ || b->v[l].first < 0)
+		return -1;
+	int e = b->v[l].first;
+	if (b->v[e].kind != LIT_SEQ || b->v[e].len != 2)
+		return -1;
+	int k = b->v[e].first;
+	if (b->v[k].kind != LIT_STR)
+		return -1;
+	snprintf(kind, 32, "%.*s", b->v[k].len, b->v[k].s);
+	return b->v[k].next;
+}
+
+/* Item j (from 0) of sequence s as a number; 0 when it is none. */
+static double item(const litbuf *b, int s, int j)
+{
+	if (s < 0 || b->v[s].kind != LIT_SEQ)
+		return 0;
+	int k = b->v[s].first;
+	while (k >= 0 && j--)
+		k = b->v[k].next;
+	return k >= 0 && b->v[k].kind == LIT_INT ? (double)b->v[k].v : 0;
+}
+
+static void graph_facts_of(const node *nodes, long nn, long first, long last,
+			   double traced, litbuf *b, graph_facts *g)
+{
+	memset(g, 0, sizeof *g);
+	char kind[32];
+	for (long i = 0; i < nn; i++) {
+		int a;
+		if (i >= first && i <= last &&
+		    (a = first_op(b, nodes[i].fw, kind)) >= 0) {
+			if (strcmp(kind, "Linear") == 0) {
+				if (!g->hidden)
+					g->hidden = item(b, a, 1);
+				if (g->nouts < 64)
+					g->outs[g->nouts++] = item(b, a, 2);
+			} else if (strcmp(kind, "BMM") == 0 && !g->heads) {
+				g->heads = item(b, a, 0) / traced;
+				g->head_dim = item(b, a, 2);
+			}
+		}
+		if (nodes[i].embedding && g->ntables < 16 &&
+		    (a = first_op(b, nodes[i].bw, kind)) >= 0 &&
+		    strcmp(kind, "MEM") == 0 && b->v[a].kind == LIT_SEQ &&
+		    b->v[a].len == 1)
+			g->tables[g->ntables++] = item(b, b->v[a].first, 0);
+	}
+}
+
+/* The first of keys that config has, or NULL; its name in *which. */
+static const pn_json *cfg_key(const pn_json *cfg, const char *const *keys,
+			      const char **which)
+{
+	for (int k = 0; keys[k]; k++) {
+		const pn_json *v = pn_json_get(cfg, keys[k]);
+		if (v && v->kind != PN_JSON_NULL) {
+			*which = keys[k];
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static double cfg_whole(const char *path, const pn_json *v, const char *key)
+{
+	if (v->kind != PN_JSON_NUM || v->num < 1 || v->num > 1e15 ||
+	    v->num != (double)(long long)v->num)
+		pn_die_at(PN_EXIT_DATA, path, v->line, "'%s' must be a whole "
+			  "number of at least 1", key);
+	return v->num;
+}
+
+/* The config's fields as NeuSight names them: num_layer, then the sizes
+ * checked against the graph (field 0: layers). */
+static const char *const cfg_fields[5][5] = {
+	{"n_layer", "num_hidden_layers", "num_layers", 0},
+	{"n_embd", "hidden_size", "d_model", 0},
+	{"n_head", "num_attention_heads", "num_heads", 0},
+	{"n_inner", "intermediate_size", "ffn_dim", "d_ff", 0},
+	{"vocab_size", 0},
+};
+
+/* Does the graph agree with size v of field f?  -1: the graph does not
+ * show it. */
+static int graph_agrees(const graph_facts *g, int f, double v)
+{
+	const double *set = f == 3 ? g->outs : g->tables;
+	int n = f == 3 ? g->nouts : g->ntables;
+	switch (f) {
+	case 1: return g->hidden ? g->hidden == v : -1;
+	case 2: return g->heads ? g->heads == v : -1;
+	default:
+		if (!n)
+			return -1;
+		for (int i = 0; i < n; i++)
+			if (set[i] == v)
+				return 1;
+		return 0;
+	}
+}
+
+/* num_layer from the config at path; the hidden size, heads,
+ * intermediate size and vocabulary it gives must be the graph's (a graph
+ * traced at other sizes is not rescaled): dies when one differs, warns
+ * when the graph shows none to compare. */
+static long config_layers(const char *path, const node *nodes, long nn,
+			  long first, long last, double traced, litbuf *b)
+{
+	static const char *const what[5] = {
+		"", "hidden size", "heads", "intermediate size", "vocabulary"
+	};
+	pn_json_err je;
+	pn_json *cfg = pn_json_read(path, &je);
+	if (!cfg)
+		pn_die_at(PN_EXIT_DATA, path, je.line, "%s", je.msg);
+	const char *key;
+	const pn_json *v = cfg_key(cfg, cfg_fields[0], &key);
+	if (!v)
+		pn_die_at(PN_EXIT_DATA, path, 0, "no n_layer, "
+			  "num_hidden_layers or num_layers");
+	long layers = (long)cfg_whole(path, v, key);
+	if (layers > 100000)
+		pn_die_at(PN_EXIT_DATA, path, v->line, "'%s' must be at most "
+			  "100000", key);
+	graph_facts g;
+	graph_facts_of(nodes, nn, first, last, traced, b, &g);
+	double hidden = 0;
+	for (int f = 1; f < 5; f++) {
+		v = cfg_key(cfg, cfg_fields[f], &key);
+		double x = v ? cfg_whole(path, v, key) : 0;
+		if (f == 1)
+			hidden = x;
+		if (!v && f == 3 && hidden && pn_json_get(cfg, "n_inner")) {
+			v = pn_json_get(cfg, "n_inner");    /* GPT-2: null */
+			x = 4 * hidden;
+			key = "n_inner";
+		}
+		if (!x || first < 0)    /* no block: said below */
+			continue;
+		int ok = graph_agrees(&g, f, x);
+		if (ok < 0)
+			pn_warn("%s: %s %.0f not checked: the graph shows no "
+				"%s", path, key, x, what[f]);
+		else if (!ok)
+			pn_die_at(PN_EXIT_DATA, path, v ? v->line : 0, "%s %.0f "
+				  "is not the graph's %s (the graph is of "
+				  "another model: pn-net --hf writes this "
+				  "config's network)", key, x, what[f]);
+	}
+	pn_json_free(cfg);
+	return layers;
+}
+
+/* --block FIRST,LAST: FIRST newly allocated, *last pointing into it. */
+static char *block_range(const char *block, char **last)
+{
+	const char *comma = strchr(block, ',');
+	if (!comma || comma == block || !comma[1] || strchr(comma + 1, ','))
+		pn_usage_error("--block: expected FIRST,LAST, not '%s'", block);
+	char *first = pn_xstrdup(block);
+	first[comma - block] = 0;
+	*last = first + (comma - block) + 1;
+	return first;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -512,20 +660,8 @@ int main(int argc, char **argv)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
 	if (layers && config)
 		pn_usage_error("--layers and --config both give num_layer");
-	char *bfirst = NULL, *blast = NULL;
-	if (block) {
-		const char *comma = strchr(block, ',');
-		if (!comma || comma == block || !comma[1] ||
-		    strchr(comma + 1, ','))
-			pn_usage_error("--block: expected FIRST,LAST, not "
-				       "'%s'", block);
-		bfirst = pn_xstrdup(block);
-		bfirst[comma - block] = 0;
-		blast = bfirst + (comma - block) + 1;
-	}
+	char *blast = NULL, *bfirst = block ? block_range(block, &blast) : NULL;
 	const char *path = optind < argc ? argv[optind] : "-";
-	if (config)
-		layers = config_layers(config);
 
 	/* Read every node first: the block is found by name. */
 	pn_csv *in = pn_csv_open(path);
@@ -555,6 +691,7 @@ int main(int argc, char **argv)
 		d->out = pn_xstrdup(pn_csv_str(in, col[5]));
 		d->line = pn_csv_lineno(in);
 		d->fused = strcmp(pn_csv_str(in, col[6]), "fused") == 0;
+		d->embedding = strcmp(pn_csv_str(in, col[6]), "EMBEDDING") == 0;
 	}
 	pn_csv_close(in);
 	if (nn == 0)
@@ -564,6 +701,13 @@ int main(int argc, char **argv)
 	long first = -1, last = -1;
 	const char *model = find_block(nodes, nn, path, bfirst, blast, &first,
 				       &last);
+	/* The traced batch: the first dimension of the input ids. */
+	char traced[32] = "";
+	litbuf b = {0};
+	traced_batch(nodes, nn, path, &b, traced);
+	if (config)
+		layers = config_layers(config, nodes, nn, first, last,
+				       atof(traced), &b);
 	if (first >= 0 && !layers)
 		pn_die_at(PN_EXIT_DATA, path, 0, "the graph holds one %s block "
 			  "(%s..%s): give num_layer with --layers or --config",
@@ -573,10 +717,6 @@ int main(int argc, char **argv)
 			  "with no block to repeat, but --%s gives num_layer "
 			  "%ld", config ? "config" : "layers", layers);
 
-	/* The traced batch: the first dimension of the input ids. */
-	char traced[32] = "";
-	litbuf b = {0};
-	traced_batch(nodes, nn, path, &b, traced);
 	/* Convert the stored nodes; errors name the node's line. */
 	FILE *f = pn_output_open(out);
 	for (int k = 0; k < O_NCOL; k++)

@@ -3,6 +3,7 @@
 load test_helper
 
 G="$FIX/graph"
+setup() { T=$BATS_TEST_TMPDIR; }
 S="$PN_ROOT/samples/neusight/graphs"
 
 # pn-graph FILE LAYERS... must equal the shipped conversion of FILE
@@ -179,4 +180,80 @@ same_as_shipped() {
 	[ "$status" -eq 1 ]
 	[ ! -e "$BATS_TEST_TMPDIR/net.tsv" ]
 	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep net.tsv)" ]
+}
+
+# gpt2_large_cfg FILE N_EMBD: GPT-2 large's sizes (36 blocks, n_inner null)
+# with the hidden size N_EMBD
+gpt2_large_cfg() {
+	printf '{\n  "n_layer": 36,\n  "n_embd": %s,\n  "n_head": 20,\n  "n_inner": null,\n  "vocab_size": 50257\n}\n' "$2" >"$1"
+}
+
+@test "pn-graph -c checks every size of a config that matches the graph" {
+	gpt2_large_cfg "$BATS_TEST_TMPDIR/c.json" 1280
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+	pn-graph -l 36 "$G/gpt2_large-train-1024-1.csv.gz" | cmp - "$T/out"
+}
+
+@test "pn-graph -c reads a model hub's config.json" {
+	run pn-graph -c "$PN_ROOT/samples/networks/configs/gpt2-large.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	[ "$status" -eq 0 ]
+}
+
+@test "pn-graph -c refuses a hidden size that is not the graph's" {
+	printf '{\n  "n_layer": 36,\n  "n_embd": 4096\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: n_embd 4096 is not the graph's hidden size (the graph is of another model: pn-net --hf writes this config's network)" ]
+	[ ! -s "$T/out" ]
+}
+
+@test "pn-graph -c refuses heads that are not the graph's" {
+	printf '{\n  "num_hidden_layers": 24,\n  "num_attention_heads": 8\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/bert_large-train-512-2.csv.gz"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: num_attention_heads 8 is not the graph's heads (the graph is of another model: pn-net --hf writes this config's network)" ]
+}
+
+@test "pn-graph -c refuses an intermediate size that is not the graph's" {
+	printf '{\n  "num_hidden_layers": 24,\n  "ffn_dim": 4096\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/opt_13-train-2048-1.csv.gz"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: ffn_dim 4096 is not the graph's intermediate size (the graph is of another model: pn-net --hf writes this config's network)" ]
+}
+
+@test "pn-graph -c takes GPT-2's null n_inner as 4 x n_embd" {
+	# n_embd 1280 with n_inner 4 x 1280 = 5120 is the graph's; n_inner
+	# 4000 is not
+	printf '{\n  "n_layer": 36,\n  "n_embd": 1280,\n  "n_inner": 4000\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:4: n_inner 4000 is not the graph's intermediate size (the graph is of another model: pn-net --hf writes this config's network)" ]
+	# tiny's only Linear has 12 outputs: no MLP of 4 x 4
+	printf '{\n  "n_layer": 3,\n  "n_embd": 4,\n  "n_inner": null\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/tiny.csv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:4: n_inner 16 is not the graph's intermediate size (the graph is of another model: pn-net --hf writes this config's network)" ]
+}
+
+@test "pn-graph -c refuses a vocabulary that is not the graph's" {
+	printf '{\n  "n_layer": 36,\n  "vocab_size": 32000\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: vocab_size 32000 is not the graph's vocabulary (the graph is of another model: pn-net --hf writes this config's network)" ]
+}
+
+@test "pn-graph -c says which sizes the graph cannot check" {
+	printf '{\n  "n_layer": 5,\n  "n_embd": 4\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph --block matmul,softmax -c "$BATS_TEST_TMPDIR/c.json" "$G/tiny.csv"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/err")" = "pn-graph: warning: $BATS_TEST_TMPDIR/c.json: n_embd 4 not checked: the graph shows no hidden size" ]
+}
+
+@test "pn-graph -c names the line of a config that is no JSON" {
+	printf '{\n  "n_layer": 3,\n}\n' >"$BATS_TEST_TMPDIR/c.json"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/tiny.csv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: expected a string key" ]
 }

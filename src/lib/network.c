@@ -267,3 +267,43 @@ const char *pn_network_field(const pn_network *net, long i, double batch,
 		return r->field[c];
 	return buf;
 }
+
+/* ---- writing a network from layers -------------------------------------- */
+
+const char *const pn_network_out_cols[] = {
+	"name", "layer", "op", "phase", "repeat", "batch", "seq_len", "dim",
+	"in_features", "out_features", "bias", "activation", "m", "n", "k",
+	"in_channels", "out_channels", "kernel", "image", "stride",
+	"padding", "embed_dim", "heads", "vocab", "input_size", "hidden",
+	"layers", "bidirectional", "elements", "precision", "optimizer", 0
+};
+
+void pn_network_put_header(FILE *f)
+{
+	for (int i = 0; pn_network_out_cols[i]; i++)
+		fprintf(f, "%s%s", i ? "\t" : "", pn_network_out_cols[i]);
+	putc('\n', f);
+}
+
+void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
+			pn_prec prec, int phase, double repeat)
+{
+	const char *cols[32];
+	int n = pn_layer_columns(l->type, 0, cols);
+	char buf[32];
+	pn_fmt_num(buf, repeat);
+	fprintf(f, "%s\t%s\t%s\t%s\t%s", name, pn_layer_name(l->type),
+		l->type == PN_ELEMENTWISE ? l->op : pn_layer_name(l->type),
+		pn_phase_names[phase], buf);
+	for (int i = 5; pn_network_out_cols[i]; i++) {
+		const char *c = pn_network_out_cols[i], *v = "NA";
+		int applies = strcmp(c, "precision") == 0 ||
+			      strcmp(c, "optimizer") == 0;
+		for (int k = 0; k < n && !applies; k++)
+			applies = strcmp(cols[k], c) == 0;
+		if (applies)
+			v = pn_layer_field(l, prec, c, buf);
+		fprintf(f, "\t%s", v);
+	}
+	putc('\n', f);
+}

@@ -36,6 +36,7 @@
 #define PN_NETWORK_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "layer.h"
 
@@ -111,5 +112,23 @@ int pn_network_columns(const pn_network *net, const char *const *extra,
  * bytes) as pn_network_scaled makes them. */
 const char *pn_network_field(const pn_network *net, long i, double batch,
 			     int c, char *buf);
+
+/* ---- writing a network from layers -------------------------------------- */
+
+/* The columns of a network made from layers (pn-net(1), the sample
+ * networks): name layer op phase repeat, every dimension column of the
+ * contract, bias activation, precision optimizer; NULL-terminated. */
+extern const char *const pn_network_out_cols[];
+
+/* Write the header of pn_network_out_cols, and one row: its name, l's
+ * type, op (the type's name but for elementwise), the phase's name
+ * (PN_PH_*), repeat, then each column of the contract that applies to
+ * l's type (pn_layer_columns: the type's dimensions, bias and activation
+ * where it has them) as pn_layer_field writes it, NA in the others, the
+ * precision and optimizer.  A row of this writer reads back through
+ * pn_network_read as l. */
+void pn_network_put_header(FILE *f);
+void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
+			pn_prec prec, int phase, double repeat);
 
 #endif
