@@ -105,3 +105,10 @@ set logscale y
 set grid ytics
 GP
 }
+
+# xgb_params FAMILY: the xgb settings the pipelines' methods were chosen
+# with, 300 rounds of depth 6 (pn-fit's own defaults grow 600 rounds of
+# depth 8: see pn-fit(1)); nothing for another family
+xgb_params() {
+	[ "$1" != xgb ] || echo "-p depth=6 -p rounds=300"
+}

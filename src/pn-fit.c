@@ -22,7 +22,7 @@ static const char usage_head[] =
 "of FILE (default: standard input), one model per layer type, and write the\n"
 "model file.\n"
 "\n"
-"  -f, --family NAME     lr, rf, gbdt, xgb or mlp (default rf)\n"
+"  -f, --family NAME     lr, rf, gbdt, xgb or mlp (default xgb)\n"
 "      --auto            fit every family, keep the one with the lowest\n"
 "                        validation RMSE per layer type (needs --val)\n"
 "  -F, --features SET    a named set (";
@@ -31,6 +31,8 @@ static const char usage_tail[] =
 "                        or a comma list of columns (default cocmct)\n"
 "  -t, --target COL      the column to predict (default time_ms)\n"
 "  -l, --log-target      fit ln(target); predictions are exponentiated\n"
+"                        (the default)\n"
+"      --no-log-target   fit the target itself\n"
 "  -r, --relative[=COL]  fit ln(target / COL), COL a column of the row\n"
 "                        (default roofline_ms): the model learns how far\n"
 "                        from its roofline an op runs, and predictions are\n"
@@ -43,7 +45,7 @@ static const char usage_tail[] =
 "                        record in the model how it missed that device: the\n"
 "                        error to expect on a GPU never measured, which\n"
 "                        pn-eval and pn-sum --interval turn into intervals\n"
-"                        (needs --log-target or --relative)\n"
+"                        (not with --no-log-target)\n"
 "      --skip-failed     skip rows whose status column is not ok (rows of\n"
 "                        pn-time that ran out of memory or failed), and\n"
 "                        count them on standard error\n"
@@ -62,7 +64,7 @@ static const char usage_end[] =
 "Families and their parameters: see pn-fit(1).\n";
 
 enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_SKIP,
-       OPT_VERSION };
+       OPT_NO_LOG, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"family", required_argument, NULL, 'f'},
@@ -70,6 +72,7 @@ static const struct option longopts[] = {
 	{"features", required_argument, NULL, 'F'},
 	{"target", required_argument, NULL, 't'},
 	{"log-target", no_argument, NULL, 'l'},
+	{"no-log-target", no_argument, NULL, OPT_NO_LOG},
 	{"relative", optional_argument, NULL, 'r'},
 	{"log-features", no_argument, NULL, 'L'},
 	{"val", required_argument, NULL, 'v'},
@@ -168,7 +171,8 @@ typedef struct {
 	const char *features;   /* as given */
 	const pn_feature_set *set;      /* or NULL for a list */
 	const char *target, *base;      /* base: --relative's column */
-	int log, logfeat, autofit, by_layer, logo;
+	int log;        /* 1 ln(target), 0 the target; -1 until chosen */
+	int logfeat, autofit, by_layer, logo;
 	uint64_t seed;
 	const pn_family *family;
 	pn_params par;
@@ -732,12 +736,17 @@ static void check_options(run *r, const char *valpath)
 		pn_usage_error("invalid --target '%s'", tgt);
 	if (base && (!*base || strpbrk(base, " \t")))
 		pn_usage_error("invalid --relative '%s'", base);
-	if (base && r->log)
+	if (base && r->log == 1)
 		pn_usage_error("--relative and --log-target exclude each other "
 			       "(--relative fits a log already)");
-	if (r->logo && !r->log && !base)
-		pn_usage_error("--logo needs --log-target or --relative (it "
-			       "records errors on a log scale)");
+	if (base && r->log == 0)
+		pn_usage_error("--relative and --no-log-target exclude each "
+			       "other (--relative fits a log)");
+	if (r->logo && r->log == 0)
+		pn_usage_error("--logo and --no-log-target exclude each other "
+			       "(--logo records errors on a log scale)");
+	if (r->log < 0)         /* the default: ln(target), or --relative's */
+		r->log = !base;
 	if (base && strcmp(base, tgt) == 0)
 		pn_usage_error("--relative '%s' is the target itself", base);
 	r->set = pn_feature_set_find(features);
@@ -752,8 +761,8 @@ int main(int argc, char **argv)
 	pn_init("pn-fit");
 	pn_stdout_init();
 	run r = {.features = "cocmct", .target = "time_ms", .by_layer = 1,
-		 .seed = 1};
-	const char *family = "rf", *valpath = NULL, *output = NULL;
+		 .seed = 1, .log = -1};
+	const char *family = "xgb", *valpath = NULL, *output = NULL;
 	int skip = 0, c;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-fit: " */
 	while ((c = getopt_long(argc, argv, "f:F:t:lr::Lv:p:s:o:h", longopts,
@@ -766,6 +775,7 @@ int main(int argc, char **argv)
 		case 'F': r.features = optarg; break;
 		case 't': r.target = optarg; break;
 		case 'l': r.log = 1; break;
+		case OPT_NO_LOG: r.log = 0; break;
 		case 'r': r.base = optarg ? optarg : "roofline_ms"; break;
 		case 'L': r.logfeat = 1; break;
 		case 'v': valpath = optarg; break;

@@ -106,8 +106,30 @@ features_of() {
 }
 
 @test "pn-fit --param is recorded in the model" {
-	pn-fit -p trees=3 -p min_leaf=2 -o m.model "$F/train.tsv"
+	pn-fit -f rf -p trees=3 -p min_leaf=2 -o m.model "$F/train.tsv"
 	[ "$(sed -n '/^layer bmm$/,/^body$/p' m.model | grep '^param ' | tr '\n' ' ')" = "param trees 3 param min_leaf 2 " ]
+}
+
+@test "pn-fit without --family fits xgb on ln(target)" {
+	pn-fit -o m.model "$F/train.tsv"
+	[ "$(awk '$1 == "family" || $1 == "transform"' m.model | sort -u | paste -sd,)" = "family xgb,transform log" ]
+}
+
+@test "pn-fit's default xgb grows 600 rounds of depth 8" {
+	pn-fit -o a.model "$F/train.tsv"
+	pn-fit -f xgb --log-target -p depth=8 -p rounds=600 -o b.model "$F/train.tsv"
+	grep -v '^param ' b.model | diff -u a.model -
+}
+
+@test "pn-fit --no-log-target fits the target itself" {
+	pn-fit -f lr --no-log-target -o m.model "$F/train.tsv"
+	[ "$(awk '$1 == "transform"' m.model | sort -u)" = "transform none" ]
+}
+
+@test "pn-fit --relative with --no-log-target is a usage error" {
+	run pn-fit --relative --no-log-target "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-fit: --relative and --no-log-target exclude each other (--relative fits a log)" ]
 }
 
 @test "pn-fit reads gzip input from standard input" {
@@ -128,13 +150,13 @@ features_of() {
 @test "pn-fit --auto keeps lr on a noiseless linear function" {
 	head -21 "$F/linear-test.tsv" >val.tsv
 	tail -20 "$F/linear-test.tsv" >>val.tsv
-	run_io pn-fit --auto --features ct_ms,cm_total -v val.tsv -p trees=10 -p rounds=20 -p epochs=5 "$F/linear.tsv"
+	run_io pn-fit --auto --no-log-target --features ct_ms,cm_total -v val.tsv -p trees=10 -p rounds=20 -p epochs=5 "$F/linear.tsv"
 	[ "$status" -eq 0 ] || { cat "$T/err"; false; }
 	[ "$(grep '^family ' "$T/out" | tr '\n' ' ')" = "family lr family lr " ]
 }
 
 @test "pn-fit --auto records every family's validation error" {
-	run_io pn-fit --auto --features ct_ms,cm_total -v "$F/linear-test.tsv" -p trees=10 -p rounds=20 -p epochs=5 "$F/linear.tsv"
+	run_io pn-fit --auto --no-log-target --features ct_ms,cm_total -v "$F/linear-test.tsv" -p trees=10 -p rounds=20 -p epochs=5 "$F/linear.tsv"
 	[ "$status" -eq 0 ]
 	sed -n '/^layer dense$/,/^body$/p' "$T/out" | grep '^info auto ' | cut -d' ' -f1-4 >actual
 	printf 'info auto %s rmse\n' lr rf gbdt xgb mlp >expected
@@ -229,7 +251,7 @@ features_of() {
 	awk -F'\t' -v OFS='\t' 'NR == 4 { $NF = "0" } 1' "$F/train.tsv" >bad.tsv
 	run pn-fit --log-target bad.tsv
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-fit: bad.tsv:4: column 'time_ms': '0' is not positive (--log-target)" ]
+	[ "$output" = "pn-fit: bad.tsv:4: column 'time_ms': '0' is not positive (a target is a time)" ]
 }
 
 @test "pn-fit fails on a layer type with fewer than 10 rows" {
@@ -282,9 +304,9 @@ features_of() {
 }
 
 @test "pn-fit rejects a --param that the family does not read with exit 2" {
-	run pn-fit -p trees=2 -p rounds=5 "$F/train.tsv"
+	run pn-fit -p rounds=5 -p min_leaf=2 "$F/train.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-fit: --param 'rounds' is not read by family 'rf'" ]
+	[ "${lines[0]}" = "pn-fit: --param 'min_leaf' is not read by family 'xgb'" ]
 }
 
 @test "pn-fit rejects a --param without a value with exit 2" {

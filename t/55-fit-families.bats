@@ -17,7 +17,7 @@ setup() {
 }
 
 @test "pn-fit -f lr recovers a noiseless linear function to 1e-6" {
-	pn-fit -f lr --features ct_ms,cm_total -o m.model "$F/linear.tsv"
+	pn-fit -f lr --no-log-target --features ct_ms,cm_total -o m.model "$F/linear.tsv"
 	run_io pn-eval -m m.model "$F/linear-test.tsv"
 	[ "$status" -eq 0 ]
 	e=$(max_rel_err "$T/out")
@@ -79,7 +79,7 @@ setup() {
 @test "pn-fit -f rf without bootstrap fits a step function exactly" {
 	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_ms") k = i; print; next }
 		{ $k = $2 > 100 ? 5 : 1; print }' "$F/train.tsv" >step.tsv
-	pn-fit -f rf -p trees=10 -p bootstrap=0 --features batch -o m.model step.tsv
+	pn-fit -f rf --no-log-target -p trees=10 -p bootstrap=0 --features batch -o m.model step.tsv
 	run_io pn-eval -m m.model step.tsv
 	[ "$status" -eq 0 ]
 	[ "$(max_rel_err "$T/out")" = "0" ]

@@ -122,7 +122,7 @@ loglin() {
 
 @test "pn-fit --log-features fits a line in ln(x) exactly" {
 	loglin 50 >train.tsv
-	pn-fit -f lr -F x -t y --log-features --no-by-layer -o a.model train.tsv
+	pn-fit -f lr -F x -t y --no-log-target --log-features --no-by-layer -o a.model train.tsv
 	grep -q '^feature x log ' a.model
 	pn-eval -m a.model --measured y --predicted p --metrics metrics train.tsv >/dev/null
 	awk -F'\t' 'NR == 2 { exit !($2 < 1e-9) }' metrics
@@ -130,7 +130,7 @@ loglin() {
 
 @test "pn-fit without --log-features cannot fit that line exactly" {
 	loglin 50 >train.tsv
-	pn-fit -f lr -F x -t y --no-by-layer -o a.model train.tsv
+	pn-fit -f lr -F x -t y --no-log-target --no-by-layer -o a.model train.tsv
 	grep -q '^feature x num ' a.model
 	pn-eval -m a.model --measured y --predicted p --metrics metrics train.tsv >/dev/null
 	awk -F'\t' 'NR == 2 { exit !($2 > 0.1) }' metrics

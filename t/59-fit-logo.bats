@@ -172,10 +172,10 @@ same_error() {
 		"layer *,logo P100-PCIE-16GB 80,logo T4 80,logo V100-PCIE-32GB 80" ]
 }
 
-@test "pn-fit --logo without --log-target or --relative is a usage error" {
-	run pn-fit -f lr --logo train3.tsv
+@test "pn-fit --logo with --no-log-target is a usage error" {
+	run pn-fit -f lr --no-log-target --logo train3.tsv
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-fit: --logo needs --log-target or --relative (it records errors on a log scale)" ]
+	[ "${lines[0]}" = "pn-fit: --logo and --no-log-target exclude each other (--logo records errors on a log scale)" ]
 	[ "${lines[1]}" = "Try 'pn-fit --help' for more information." ]
 }
 

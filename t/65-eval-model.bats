@@ -18,7 +18,7 @@ setup() {
 }
 
 @test "pn-eval -m predicts what the lr formula gives" {
-	pn-fit -f lr --features ct_ms,cm_total -o m.model "$F/train.tsv"
+	pn-fit -f lr --no-log-target --features ct_ms,cm_total -o m.model "$F/train.tsv"
 	pn-eval -m m.model "$F/test.tsv" >pred.tsv 2>/dev/null
 	# dense rows: b + c1 (ct_ms - mean1) / sd1 + c2 (cm_total - mean2) / sd2
 	awk -F'\t' '
@@ -285,7 +285,7 @@ same_as_ref() {
 
 @test "pn-eval -m predicts with a compiled forest of trees deeper than 16 exactly what its trees give" {
 	chain_rows
-	pn-fit -f rf -p trees=5 -p bootstrap=0 -p min_leaf=1 -o deep.model chain.tsv
+	pn-fit -f rf --no-log-target -p trees=5 -p bootstrap=0 -p min_leaf=1 -o deep.model chain.tsv
 	# the model does have a path deeper than 16 splits
 	awk '/^tree / { n = 0; delete d; next }
 		/^split / { d[$4] = d[$4 + 1] = d[n] + 1; if (d[n] + 1 > m) m = d[n] + 1 }

@@ -36,10 +36,11 @@ near() {
 # body MODEL: a model file from its "body" line on.
 body() { sed -n '/^body$/,$p' "$1"; }
 
-# fit OUT ARGS...: pn-fit -f $FIT_FAMILY on x1..x3 of t/fixtures/fit-mlp,
+# fit OUT ARGS...: pn-fit -f $FIT_FAMILY on x1..x3 of t/fixtures/fit-mlp, the
+# target itself (--no-log-target),
 # one model for all rows.
 fit() {
 	local out=$1
 	shift
-	pn-fit -f "$FIT_FAMILY" -F x1,x2,x3 --no-by-layer -o "$out" "$@"
+	pn-fit -f "$FIT_FAMILY" -F x1,x2,x3 --no-by-layer --no-log-target -o "$out" "$@"
 }

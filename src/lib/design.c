@@ -272,7 +272,7 @@ int pn_design_target(const pn_table *t, const size_t *rows, size_t n,
 						    t->names[col],
 						    pn_cell(t, r, col),
 						    base >= 0 ? "--relative" :
-						    "--log-target");
+						    "a target is a time");
 			v = log(v);
 		} else if (!(v > 0) || v > PN_TARGET_MAX) {
 			return pn_fault_set(f, PN_EXIT_DATA, t->path,

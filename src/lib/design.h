@@ -77,7 +77,7 @@ void pn_design_free(pn_design *d);
 
 /* The fitted target of rows[0..n): column col, its log (log), or the log
  * of its ratio to column base (base >= 0).  Fails on a value the
- * transform cannot take (see above), naming --log-target or --relative,
+ * transform cannot take (see above), naming --relative where it applies,
  * and on an NA target of a failed row (a status column other than "ok")
  * with a word on --skip-failed. */
 int pn_design_target(const pn_table *t, const size_t *rows, size_t n,

@@ -171,9 +171,9 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 			 mode);
 		return NULL;
 	}
-	long rounds = pn_params_int(par, "rounds", rf ? 1 : 300);
+	long rounds = pn_params_int(par, "rounds", rf ? 1 : 600);
 	long trees = pn_params_int(par, "trees", rf ? 100 : 1);
-	long depth = pn_params_int(par, "depth", rf ? 12 : 6);
+	long depth = pn_params_int(par, "depth", rf ? 12 : 8);
 	double eta = pn_params_num(par, "eta", rf ? 1 : 0.1);
 	double subsample = pn_params_num(par, "subsample", rf ? 0.632 : 1);
 	double colsample = pn_params_num(par, "colsample", 1);
