@@ -29,6 +29,10 @@ static const char usage_text[] =
 "                           PREDICTED_hi (needs a model fitted with pn-fit\n"
 "                           --logo); without --model, read those columns;\n"
 "                           either way add the metric cover\n"
+"      --logo             with --model, predict each row by the fold model\n"
+"                           that left out the row's device (a model of\n"
+"                           pn-fit --logo --keep-folds): the error of\n"
+"                           leaving one device out\n"
 "      --metrics=FILE     with --model, write the metrics to FILE (format\n"
 "                           --format, default tsv)\n"
 "  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
@@ -58,7 +62,7 @@ static const char usage_text[] =
 "values inside their interval; see pn-eval(1) for the definitions.\n";
 
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
-       OPT_FORMAT, OPT_METRICS, OPT_APE, OPT_VERSION };
+       OPT_FORMAT, OPT_METRICS, OPT_APE, OPT_LOGO, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"by", required_argument, NULL, 'b'},
@@ -67,6 +71,7 @@ static const struct option longopts[] = {
 	{"predicted", required_argument, NULL, OPT_PREDICTED},
 	{"skip-na", no_argument, NULL, OPT_SKIP_NA},
 	{"ape", no_argument, NULL, OPT_APE},
+	{"logo", no_argument, NULL, OPT_LOGO},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{"model", required_argument, NULL, 'm'},
@@ -83,6 +88,7 @@ static const char *const metric_names[] = {
 #define NMETRICS 7      /* and cover, with --interval */
 
 static int with_cover;  /* --interval: the metric cover too */
+static int by_fold;     /* --logo: rows by the fold without their device */
 
 /* ---- groups: by-column values -> accumulator, in order of appearance ---- */
 
@@ -438,6 +444,7 @@ static int run_model(const char *model, const char *path, const char *output,
 		names[c] = pn_tsv_colname(in, c);
 	pn_predictor *pr = pn_predictor_new(ms, nc, names);
 	int lcol = pn_tsv_find(in, "layer");
+	int dcol = by_fold ? pn_tsv_col(in, "device") : -1;
 	int cm = measured_given || metrics ? pn_tsv_col(in, measured)
 					   : pn_tsv_find(in, measured);
 	if (t->by)
@@ -471,8 +478,9 @@ static int run_model(const char *model, const char *path, const char *output,
 			fields[c] = pn_tsv_str(in, c);
 			lens[c] = pn_tsv_len(in, c);
 		}
-		int rc = pn_predictor_push(pr, lcol >= 0 ? fields[lcol] : NULL,
-					   fields, lens);
+		int rc = pn_predictor_push_fold(pr, lcol >= 0 ? fields[lcol]
+						: NULL, dcol >= 0 ? fields[dcol]
+						: NULL, fields, lens);
 		if (rc < 0)
 			pn_tsv_die_row(in, "%s", pn_predictor_error(pr));
 		size_t r = b.n++;
@@ -703,6 +711,9 @@ int main(int argc, char **argv)
 		case OPT_APE:
 			with_ape = 1;
 			break;
+		case OPT_LOGO:
+			by_fold = 1;
+			break;
 		case OPT_SKIP_NA:
 			skip_na = 1;
 			break;
@@ -748,6 +759,11 @@ int main(int argc, char **argv)
 	}
 	if (metrics && !model)
 		pn_usage_error("--metrics needs --model");
+	if (by_fold && !model)
+		pn_usage_error("--logo needs --model");
+	if (by_fold && level > 0)
+		pn_usage_error("--logo and --interval exclude each other (a "
+			       "fold model has no record of its own)");
 	if (with_ape)
 		ape_excludes(model, by, total, level, format_given, skip_na);
 	const char *path = optind < argc ? argv[optind] : NULL;

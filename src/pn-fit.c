@@ -43,6 +43,9 @@ static const char usage_tail[] =
 "                        error to expect on a GPU never measured, which\n"
 "                        pn-eval and pn-sum --interval turn into intervals\n"
 "                        (needs --log-target or --relative)\n"
+"      --keep-folds      with --logo, also write each refitted model into\n"
+"                        the model file after its layer's model, marked\n"
+"                        'fold DEVICE' (pn-eval --logo predicts with them)\n"
 "      --skip-failed     skip rows whose status column is not ok (rows of\n"
 "                        pn-time that ran out of memory or failed), and\n"
 "                        count them on standard error\n"
@@ -60,8 +63,8 @@ static const char usage_end[] =
 "error.\n"
 "Families and their parameters: see pn-fit(1).\n";
 
-enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_SKIP,
-       OPT_VERSION };
+enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_FOLDS,
+       OPT_SKIP, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"family", required_argument, NULL, 'f'},
@@ -73,6 +76,7 @@ static const struct option longopts[] = {
 	{"log-features", no_argument, NULL, 'L'},
 	{"val", required_argument, NULL, 'v'},
 	{"logo", no_argument, NULL, OPT_LOGO},
+	{"keep-folds", no_argument, NULL, OPT_FOLDS},
 	{"skip-failed", no_argument, NULL, OPT_SKIP},
 	{"param", required_argument, NULL, 'p'},
 	{"seed", required_argument, NULL, 's'},
@@ -208,6 +212,8 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 	if (s->logo && !s->log && !base)
 		pn_usage_error("--logo needs --log-target or --relative (it "
 			       "records errors on a log scale)");
+	if (s->keep_folds && !s->logo)
+		pn_usage_error("--keep-folds needs --logo");
 	if (base && strcmp(base, tgt) == 0)
 		pn_usage_error("--relative '%s' is the target itself", base);
 	s->set = pn_feature_set_find(features);
@@ -241,6 +247,7 @@ int main(int argc, char **argv)
 		case 'f': family = optarg; break;
 		case OPT_AUTO: s->autofit = 1; break;
 		case OPT_LOGO: s->logo = 1; break;
+		case OPT_FOLDS: s->keep_folds = 1; break;
 		case OPT_SKIP: skip = 1; break;
 		case 'F': s->features = optarg; break;
 		case 't': s->target = optarg; break;

@@ -289,14 +289,19 @@ static int leave_devices_out(pn_fit *r)
 			ss += (long double)e * e;
 		}
 		double sd = sqrt((double)(ss / (long double)nout));
-		pn_model_free(m);
-		if (!isfinite(mean) || !isfinite(sd))
+		if (!isfinite(mean) || !isfinite(sd)) {
+			pn_model_free(m);
 			return pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0,
 					    "layer '%s': --logo: the fit "
 					    "without device '%s' predicts its "
 					    "rows out of range", g->layer,
 					    dev);
+		}
 		pn_model_add_logo(g->best, dev, nout, mean, sd);
+		if (r->s.keep_folds)
+			pn_model_add_fold(g->best, m, dev);
+		else
+			pn_model_free(m);
 	}
 	logo_free(r);
 	return 0;
