@@ -1,7 +1,5 @@
 /* pn-fit - fit a latency model per layer type from featurized rows */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

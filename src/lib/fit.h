@@ -95,8 +95,8 @@ typedef struct {
 /* A fit in progress: the spec, the tables and what every group shares. */
 typedef struct pn_fit pn_fit;
 
-/* A fit of the rows of t, with validation rows val (NULL: none).  s, t and
- * val must outlive it. */
+/* A fit of the rows of t, with validation rows val (NULL: none), as s says
+ * (copied; t, val, s->par and the strings of s must outlive the fit). */
 pn_fit *pn_fit_new(const pn_fit_spec *s, const pn_table *t,
 		   const pn_table *val);
 /* Free fit and whatever a failed pn_fit_group left (fit may be NULL). */
