@@ -52,7 +52,8 @@ static const char usage_text[] =
 "      --format=FMT       tsv (the default) or md: a markdown table with\n"
 "                           numbers to 4 significant digits\n"
 "  -o, --output=FILE      write to FILE instead of standard output\n"
-"                           (the rows with --model, else the metrics)\n"
+"                           (the rows with --model or --ape, else the\n"
+"                           metrics)\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
 "\n"
@@ -674,6 +675,63 @@ static int run_ape(const char *path, const char *output, const char *measured,
 	return PN_EXIT_OK;
 }
 
+/* Without --model or --ape: the metrics of the predicted column of path,
+ * tallied in t, written to output. */
+static int run_metrics(const char *path, const char *output,
+		       const char *measured, const char *predicted, tally *t,
+		       int skip_na, double level, int format)
+{
+	pn_tsv *in = pn_tsv_open(path);
+	int cm = pn_tsv_col(in, measured);
+	predictor pred = {pn_tsv_col(in, predicted), -1, -1};
+	if (level > 0) {
+		char *lo = bound_name(predicted, "_lo");
+		char *hi = bound_name(predicted, "_hi");
+		pred.lo = pn_tsv_col(in, lo);
+		pred.hi = pn_tsv_col(in, hi);
+		free(lo);
+		free(hi);
+	}
+	if (t->by)
+		t->bycol = find_cols(in, t->by, "--by", &t->nby);
+
+	char *key = NULL;
+	size_t keycap = 0;
+	while (pn_tsv_read(in)) {
+		t->rows++;
+		double m, p, iv[2];
+		if (!row_values(in, cm, &pred, skip_na, &m, &p, iv)) {
+			t->skipped++;
+			continue;
+		}
+		tally_add(t, t->by ? row_key(in, t->bycol, t->nby, &key, &keycap)
+				 : NULL, m, p, level > 0 ? iv : NULL,
+			  pn_tsv_path(in), pn_tsv_lineno(in));
+	}
+	if (t->rows == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
+	if (t->skipped == t->rows)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
+			  "no rows left after skipping %ld with a missing "
+			  "value", t->skipped);
+
+	FILE *out = pn_output_open(output);
+	tally_write(t, out, format, in);
+	pn_output_close(out);
+	if (out != stdout)
+		pn_output_close(stdout);
+	if (t->skipped)
+		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
+			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+
+	free(key);
+	free(t->bycol);
+	groups_free(&t->gs);
+	pn_metrics_free(&t->all);
+	pn_tsv_close(in);
+	return PN_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	pn_init("pn-eval");
@@ -789,53 +847,6 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	pn_tsv *in = pn_tsv_open(path);
-	int cm = pn_tsv_col(in, measured);
-	predictor pred = {pn_tsv_col(in, predicted), -1, -1};
-	if (level > 0) {
-		char *lo = bound_name(predicted, "_lo");
-		char *hi = bound_name(predicted, "_hi");
-		pred.lo = pn_tsv_col(in, lo);
-		pred.hi = pn_tsv_col(in, hi);
-		free(lo);
-		free(hi);
-	}
-	if (by)
-		t.bycol = find_cols(in, by, "--by", &t.nby);
-
-	char *key = NULL;
-	size_t keycap = 0;
-	while (pn_tsv_read(in)) {
-		t.rows++;
-		double m, p, iv[2];
-		if (!row_values(in, cm, &pred, skip_na, &m, &p, iv)) {
-			t.skipped++;
-			continue;
-		}
-		tally_add(&t, by ? row_key(in, t.bycol, t.nby, &key, &keycap)
-				 : NULL, m, p, level > 0 ? iv : NULL,
-			  pn_tsv_path(in), pn_tsv_lineno(in));
-	}
-	if (t.rows == 0)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
-	if (t.skipped == t.rows)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
-			  "no rows left after skipping %ld with a missing "
-			  "value", t.skipped);
-
-	FILE *out = pn_output_open(output);
-	tally_write(&t, out, format, in);
-	pn_output_close(out);
-	if (out != stdout)
-		pn_output_close(stdout);
-	if (t.skipped)
-		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
-			pn_prog, t.skipped, t.skipped == 1 ? "" : "s");
-
-	free(key);
-	free(t.bycol);
-	groups_free(&t.gs);
-	pn_metrics_free(&t.all);
-	pn_tsv_close(in);
-	return PN_EXIT_OK;
+	return run_metrics(path, output, measured, predicted, &t, skip_na,
+			   level, format);
 }
