@@ -10,6 +10,7 @@
 #include "interval.h"
 #include "metrics.h"
 #include "modelset.h"
+#include "opt.h"
 #include "sheet.h"
 #include "tsv.h"
 
@@ -28,6 +29,10 @@ static const char usage_text[] =
 "                           PREDICTED_hi (needs a model fitted with pn-fit\n"
 "                           --logo); without --model, read those columns;\n"
 "                           either way add the metric cover\n"
+"      --logo             with --model, predict each row by the fold model\n"
+"                           that left out the row's device (a model of\n"
+"                           pn-fit --logo --keep-folds): the error of\n"
+"                           leaving one device out\n"
 "      --metrics=FILE     with --model, write the metrics to FILE (format\n"
 "                           --format, default tsv)\n"
 "  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
@@ -35,13 +40,20 @@ static const char usage_text[] =
 "      --total            with --by, append an overall row whose by columns\n"
 "                           are 'ALL'\n"
 "      --measured=COL     column of measured values (default time_ms)\n"
-"      --predicted=COL    column of predicted values (default pred_ms)\n"
+"      --predicted=COL    column of predicted values (default pred_ms);\n"
+"                           with --ape, repeatable\n"
+"      --ape              write the rows instead of metrics, with the APE of\n"
+"                           each --predicted column in a column right after\n"
+"                           it: pred_ms's is pred_ape (a suffix _ms replaced),\n"
+"                           x's is x_ape; 6 significant digits, NA where a\n"
+"                           value is missing\n"
 "      --skip-na          skip rows whose measured or predicted value is NA or\n"
 "                           empty, and report their count on stderr\n"
 "      --format=FMT       tsv (the default) or md: a markdown table with\n"
 "                           numbers to 4 significant digits\n"
 "  -o, --output=FILE      write to FILE instead of standard output\n"
-"                           (the rows with --model, else the metrics)\n"
+"                           (the rows with --model or --ape, else the\n"
+"                           metrics)\n"
 "  -h, --help             display this help and exit\n"
 "      --version          output version information and exit\n"
 "\n"
@@ -51,7 +63,7 @@ static const char usage_text[] =
 "values inside their interval; see pn-eval(1) for the definitions.\n";
 
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
-       OPT_FORMAT, OPT_METRICS, OPT_VERSION };
+       OPT_FORMAT, OPT_METRICS, OPT_APE, OPT_LOGO, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"by", required_argument, NULL, 'b'},
@@ -59,6 +71,8 @@ static const struct option longopts[] = {
 	{"measured", required_argument, NULL, OPT_MEASURED},
 	{"predicted", required_argument, NULL, OPT_PREDICTED},
 	{"skip-na", no_argument, NULL, OPT_SKIP_NA},
+	{"ape", no_argument, NULL, OPT_APE},
+	{"logo", no_argument, NULL, OPT_LOGO},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{"model", required_argument, NULL, 'm'},
@@ -75,6 +89,7 @@ static const char *const metric_names[] = {
 #define NMETRICS 7      /* and cover, with --interval */
 
 static int with_cover;  /* --interval: the metric cover too */
+static int by_fold;     /* --logo: rows by the fold without their device */
 
 /* ---- groups: by-column values -> accumulator, in order of appearance ---- */
 
@@ -430,6 +445,7 @@ static int run_model(const char *model, const char *path, const char *output,
 		names[c] = pn_tsv_colname(in, c);
 	pn_predictor *pr = pn_predictor_new(ms, nc, names);
 	int lcol = pn_tsv_find(in, "layer");
+	int dcol = by_fold ? pn_tsv_col(in, "device") : -1;
 	int cm = measured_given || metrics ? pn_tsv_col(in, measured)
 					   : pn_tsv_find(in, measured);
 	if (t->by)
@@ -463,8 +479,9 @@ static int run_model(const char *model, const char *path, const char *output,
 			fields[c] = pn_tsv_str(in, c);
 			lens[c] = pn_tsv_len(in, c);
 		}
-		int rc = pn_predictor_push(pr, lcol >= 0 ? fields[lcol] : NULL,
-					   fields, lens);
+		int rc = pn_predictor_push_fold(pr, lcol >= 0 ? fields[lcol]
+						: NULL, dcol >= 0 ? fields[dcol]
+						: NULL, fields, lens);
 		if (rc < 0)
 			pn_tsv_die_row(in, "%s", pn_predictor_error(pr));
 		size_t r = b.n++;
@@ -536,6 +553,185 @@ static int run_model(const char *model, const char *path, const char *output,
 	return PN_EXIT_OK;
 }
 
+/* ---- --ape: the rows with a per-row APE ---------------------------------- */
+
+#define MAXPRED 64
+
+/* The APE of predicted column pc against measured column cm in the current
+ * row, as text into buf (32 bytes): %.6g, or NA when either is missing. */
+static const char *row_ape(const pn_tsv *in, int cm, int pc, char *buf)
+{
+	if (pn_tsv_na(in, cm) || pn_tsv_na(in, pc))
+		return "NA";
+	double m = pn_tsv_num(in, cm), p = pn_tsv_num(in, pc);
+	if (m == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), pn_tsv_lineno(in),
+			  "measured value is 0: APE undefined");
+	snprintf(buf, 32, "%.6g", pn_ape(m, p));
+	return buf;
+}
+
+/* The APE column of predicted column col: col with its unit suffix "_ms"
+ * replaced by "_ape" (an APE is a percentage, not a time), else col_ape. */
+static char *ape_name(const char *col)
+{
+	size_t n = strlen(col);
+	char *s = pn_xmalloc(n + 5);
+	if (n > 3 && strcmp(col + n - 3, "_ms") == 0)
+		n -= 3;
+	snprintf(s, n + 5, "%.*s_ape", (int)n, col);
+	return s;
+}
+
+/* Write the header or the current row of in: every column but the old
+ * APE columns (ape[c] == -2), and after each predicted column (ape[c] = k
+ * >= 0) its APE, text[k] (in the header its name).  Nothing is written
+ * before every APE of the row is known. */
+static void ape_line(FILE *out, const pn_tsv *in, const int *ape,
+		     const int *pc, int npred, int cm, char *const *names,
+		     int header)
+{
+	int nc = pn_tsv_ncols(in), first = 1;
+	char buf[MAXPRED][32];
+	const char *text[MAXPRED];
+	for (int k = 0; k < npred; k++)
+		text[k] = header ? names[k] : row_ape(in, cm, pc[k], buf[k]);
+	for (int c = 0; c < nc; c++) {
+		if (ape[c] == -2)
+			continue;
+		if (!first)
+			putc('\t', out);
+		first = 0;
+		if (header)
+			fputs(pn_tsv_colname(in, c), out);
+		else
+			fwrite(pn_tsv_str(in, c), 1, pn_tsv_len(in, c), out);
+		if (ape[c] >= 0) {
+			putc('\t', out);
+			fputs(text[ape[c]], out);
+		}
+	}
+	putc('\n', out);
+}
+
+/* The options that --ape has no use for. */
+static void ape_excludes(const char *model, const char *by, int total,
+			 double level, int format_given, int skip_na)
+{
+	const char *o = model ? "--model" : by ? "--by" : total ? "--total" :
+			level > 0 ? "--interval" : format_given ? "--format" :
+			skip_na ? "--skip-na" : NULL;
+	const char *why = model ? "pipe the rows of pn-eval --model into "
+				  "pn-eval --ape" : skip_na ? "a row with a "
+				  "missing value has APE NA" : "--ape writes "
+				  "rows, not metrics";
+	if (o)
+		pn_usage_error("--ape and %s exclude each other (%s)", o, why);
+}
+
+static int run_ape(const char *path, const char *output, const char *measured,
+		   const char *const *preds, int npred)
+{
+	pn_tsv *in = pn_tsv_open(path);
+	int nc = pn_tsv_ncols(in), cm = pn_tsv_col(in, measured);
+	int *ape = pn_xmalloc((size_t)nc * sizeof *ape), pc[MAXPRED];
+	char *names[MAXPRED];
+	for (int c = 0; c < nc; c++)
+		ape[c] = -1;
+	for (int k = 0; k < npred; k++) {
+		pc[k] = pn_tsv_col(in, preds[k]);
+		if (ape[pc[k]] >= 0)
+			pn_usage_error("column '%s' named twice in --predicted",
+				       preds[k]);
+		ape[pc[k]] = k;
+		names[k] = ape_name(preds[k]);
+	}
+	/* an APE column already there is replaced: written after its
+	 * column, as if new */
+	for (int k = 0; k < npred; k++) {
+		int old = pn_tsv_find(in, names[k]);
+		if (old >= 0 && ape[old] >= 0)
+			pn_usage_error("--predicted '%s' is the APE column of "
+				       "'%s'", names[k], preds[k]);
+		if (old >= 0)
+			ape[old] = -2;
+	}
+	FILE *out = pn_output_open(output);
+	ape_line(out, in, ape, pc, npred, cm, names, 1);
+	long rows = 0;
+	while (pn_tsv_read(in)) {
+		ape_line(out, in, ape, pc, npred, cm, names, 0);
+		rows++;
+	}
+	if (rows == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
+	pn_output_close(out);
+	if (out != stdout)
+		pn_output_close(stdout);
+	for (int k = 0; k < npred; k++)
+		free(names[k]);
+	free(ape);
+	pn_tsv_close(in);
+	return PN_EXIT_OK;
+}
+
+/* Without --model or --ape: the metrics of the predicted column of path,
+ * tallied in t, written to output. */
+static int run_metrics(const char *path, const char *output,
+		       const char *measured, const char *predicted, tally *t,
+		       int skip_na, double level, int format)
+{
+	pn_tsv *in = pn_tsv_open(path);
+	int cm = pn_tsv_col(in, measured);
+	predictor pred = {pn_tsv_col(in, predicted), -1, -1};
+	if (level > 0) {
+		char *lo = bound_name(predicted, "_lo");
+		char *hi = bound_name(predicted, "_hi");
+		pred.lo = pn_tsv_col(in, lo);
+		pred.hi = pn_tsv_col(in, hi);
+		free(lo);
+		free(hi);
+	}
+	if (t->by)
+		t->bycol = find_cols(in, t->by, "--by", &t->nby);
+
+	char *key = NULL;
+	size_t keycap = 0;
+	while (pn_tsv_read(in)) {
+		t->rows++;
+		double m, p, iv[2];
+		if (!row_values(in, cm, &pred, skip_na, &m, &p, iv)) {
+			t->skipped++;
+			continue;
+		}
+		tally_add(t, t->by ? row_key(in, t->bycol, t->nby, &key, &keycap)
+				 : NULL, m, p, level > 0 ? iv : NULL,
+			  pn_tsv_path(in), pn_tsv_lineno(in));
+	}
+	if (t->rows == 0)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
+	if (t->skipped == t->rows)
+		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
+			  "no rows left after skipping %ld with a missing "
+			  "value", t->skipped);
+
+	FILE *out = pn_output_open(output);
+	tally_write(t, out, format, in);
+	pn_output_close(out);
+	if (out != stdout)
+		pn_output_close(stdout);
+	if (t->skipped)
+		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
+			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+
+	free(key);
+	free(t->bycol);
+	groups_free(&t->gs);
+	pn_metrics_free(&t->all);
+	pn_tsv_close(in);
+	return PN_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	pn_init("pn-eval");
@@ -544,7 +740,8 @@ int main(int argc, char **argv)
 	const char *by = NULL, *measured = "time_ms", *predicted = "pred_ms";
 	const char *output = NULL, *model = NULL, *metrics = NULL;
 	int total = 0, skip_na = 0, format = PN_SHEET_TSV, format_given = 0;
-	int measured_given = 0, c;
+	int measured_given = 0, with_ape = 0, npred = 0, c;
+	const char *preds[MAXPRED];
 	double level = 0;       /* --interval: its probability */
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-eval: " */
 	while ((c = getopt_long(argc, argv, "b:m:o:I::h", longopts, NULL)) != -1) {
@@ -564,15 +761,23 @@ int main(int argc, char **argv)
 			measured_given = 1;
 			break;
 		case OPT_PREDICTED:
-			predicted = optarg;
+			if (npred == MAXPRED)
+				pn_usage_error("too many --predicted (at most "
+					       "%d)", MAXPRED);
+			predicted = preds[npred++] = optarg;
+			break;
+		case OPT_APE:
+			with_ape = 1;
+			break;
+		case OPT_LOGO:
+			by_fold = 1;
 			break;
 		case OPT_SKIP_NA:
 			skip_na = 1;
 			break;
 		case OPT_FORMAT:
-			if ((format = pn_sheet_format(optarg)) < 0)
-				pn_usage_error("invalid --format '%s': "
-					       "expected tsv or md", optarg);
+			format = pn_opt_choice("--format", optarg,
+					       pn_sheet_names);
 			format_given = 1;
 			break;
 		case 'm':
@@ -598,19 +803,35 @@ int main(int argc, char **argv)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
 	if (by && !*by)
 		pn_usage_error("--by needs at least one column");
-	if (strcmp(measured, predicted) == 0)
-		pn_usage_error("--measured and --predicted name the same "
-			       "column '%s'", measured);
+	if (npred == 0)
+		preds[npred++] = predicted;
+	if (npred > 1 && !with_ape)
+		pn_usage_error("--predicted given twice (several need --ape)");
+	for (int k = 0; k < npred; k++) {
+		if (strcmp(measured, preds[k]) == 0)
+			pn_usage_error("--measured and --predicted name the "
+				       "same column '%s'", measured);
+		if (!*preds[k] || strchr(preds[k], '\t') ||
+		    strchr(preds[k], '\n'))
+			pn_usage_error("invalid --predicted '%s'", preds[k]);
+	}
 	if (metrics && !model)
 		pn_usage_error("--metrics needs --model");
-	if (!*predicted || strchr(predicted, '\t') || strchr(predicted, '\n'))
-		pn_usage_error("invalid --predicted '%s'", predicted);
+	if (by_fold && !model)
+		pn_usage_error("--logo needs --model");
+	if (by_fold && level > 0)
+		pn_usage_error("--logo and --interval exclude each other (a "
+			       "fold model has no record of its own)");
+	if (with_ape)
+		ape_excludes(model, by, total, level, format_given, skip_na);
 	const char *path = optind < argc ? argv[optind] : NULL;
 	if (model && (!path || strcmp(path, "-") == 0) &&
 	    strcmp(model, "-") == 0)
 		pn_usage_error("the model and the rows cannot both come from "
 			       "standard input");
 
+	if (with_ape)
+		return run_ape(path, output, measured, preds, npred);
 	with_cover = level > 0;
 	tally t = {0};
 	t.by = by;
@@ -626,53 +847,6 @@ int main(int argc, char **argv)
 		return rc;
 	}
 
-	pn_tsv *in = pn_tsv_open(path);
-	int cm = pn_tsv_col(in, measured);
-	predictor pred = {pn_tsv_col(in, predicted), -1, -1};
-	if (level > 0) {
-		char *lo = bound_name(predicted, "_lo");
-		char *hi = bound_name(predicted, "_hi");
-		pred.lo = pn_tsv_col(in, lo);
-		pred.hi = pn_tsv_col(in, hi);
-		free(lo);
-		free(hi);
-	}
-	if (by)
-		t.bycol = find_cols(in, by, "--by", &t.nby);
-
-	char *key = NULL;
-	size_t keycap = 0;
-	while (pn_tsv_read(in)) {
-		t.rows++;
-		double m, p, iv[2];
-		if (!row_values(in, cm, &pred, skip_na, &m, &p, iv)) {
-			t.skipped++;
-			continue;
-		}
-		tally_add(&t, by ? row_key(in, t.bycol, t.nby, &key, &keycap)
-				 : NULL, m, p, level > 0 ? iv : NULL,
-			  pn_tsv_path(in), pn_tsv_lineno(in));
-	}
-	if (t.rows == 0)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0, "no data rows");
-	if (t.skipped == t.rows)
-		pn_die_at(PN_EXIT_DATA, pn_tsv_path(in), 0,
-			  "no rows left after skipping %ld with a missing "
-			  "value", t.skipped);
-
-	FILE *out = pn_output_open(output);
-	tally_write(&t, out, format, in);
-	pn_output_close(out);
-	if (out != stdout)
-		pn_output_close(stdout);
-	if (t.skipped)
-		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
-			pn_prog, t.skipped, t.skipped == 1 ? "" : "s");
-
-	free(key);
-	free(t.bycol);
-	groups_free(&t.gs);
-	pn_metrics_free(&t.all);
-	pn_tsv_close(in);
-	return PN_EXIT_OK;
+	return run_metrics(path, output, measured, predicted, &t, skip_na,
+			   level, format);
 }

@@ -258,3 +258,100 @@ corrupt_logo() {
 	corrupt_logo '0,/^logo T4 /s/^logo T4 /logo P100-PCIE-16GB /' \
 		"logo: device 'P100-PCIE-16GB' listed twice"
 }
+
+# ---- --keep-folds: the fold models in the model file; pn-eval --logo -------
+
+# models_of MODEL: "LAYER FOLD" of each model of the file MODEL, in order
+# (FOLD "-" for a layer's model itself).
+models_of() {
+	awk '$1 == "pn-model" { if (l != "") print l, f; l = ""; f = "-" }
+	$1 == "layer" { l = $2 } $1 == "fold" { f = $2 }
+	END { if (l != "") print l, f }' "$1"
+}
+
+@test "pn-fit --keep-folds writes after each layer's model its fold models, one per device, sorted" {
+	run_io pn-fit -f lr -F ct_ms,cm_total -l --logo --keep-folds -o a.model train3.tsv
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+	[ "$(models_of a.model)" = "$(printf '%s\n' 'bmm -' 'bmm P100-PCIE-16GB' 'bmm T4' 'bmm V100-PCIE-32GB' 'dense -' 'dense P100-PCIE-16GB' 'dense T4' 'dense V100-PCIE-32GB')" ]
+}
+
+@test "pn-fit --keep-folds writes each layer's model as --logo alone does" {
+	pn-fit -f rf -p trees=10 -l --logo --keep-folds -o a.model train3.tsv
+	pn-fit -f rf -p trees=10 -l --logo -o b.model train3.tsv
+	# the models without a fold line, whole
+	awk '$1 == "pn-model" { n++ } { blk[n] = blk[n] $0 "\n" } $1 == "fold" { fold[n] = 1 }
+	END { for (i = 1; i <= n; i++) if (!fold[i]) printf "%s", blk[i] }' a.model >main.model
+	[ "$(grep -c '^fold ' a.model)" -eq 6 ]
+	cmp b.model main.model
+}
+
+@test "pn-fit --keep-folds without --logo is a usage error" {
+	run pn-fit -f lr -l --keep-folds train3.tsv
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-fit: --keep-folds needs --logo" ]
+}
+
+@test "pn-eval -m predicts with a model that has fold models exactly as without them" {
+	pn-fit -f lr -l --logo --keep-folds -o a.model train3.tsv
+	pn-fit -f lr -l --logo -o b.model train3.tsv
+	pn-eval -m a.model "$F/test.tsv" >a.tsv 2>a.err
+	pn-eval -m b.model "$F/test.tsv" >b.tsv 2>b.err
+	[ "$(wc -l <a.tsv)" -eq 41 ]
+	cmp a.tsv b.tsv
+	cmp a.err b.err
+}
+
+@test "pn-eval --logo predicts each row by the fit without the row's device" {
+	pn-fit -f lr -l --logo --keep-folds -o a.model train3.tsv
+	of_device T4 0 train3.tsv >others.tsv
+	pn-fit -f lr -l -o noT4.model others.tsv
+	of_device T4 1 "$F/test.tsv" >t4.tsv
+	run_io pn-eval -m a.model --logo --metrics /dev/null t4.tsv
+	[ "$status" -eq 0 ]
+	pn-eval -m noT4.model --metrics /dev/null t4.tsv >want.tsv
+	[ "$(wc -l <want.tsv)" -eq 21 ]
+	cmp want.tsv "$T/out"
+}
+
+@test "pn-eval --logo names the row whose device has no fold model" {
+	pn-fit -f lr -l --logo -o a.model train3.tsv
+	run_io pn-eval -m a.model --logo "$F/test.tsv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-eval: $F/test.tsv:2: the dense model has no fold model without device 'T4' (fit it with pn-fit --logo --keep-folds)" ]
+}
+
+@test "pn-eval --logo without --model is a usage error" {
+	run pn-eval --logo "$F/test.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-eval: --logo needs --model" ]
+}
+
+@test "pn-eval --logo needs a device column" {
+	pn-fit -f lr -l --logo --keep-folds -o a.model train3.tsv
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "device") $i = "gpu" } { print }' "$F/test.tsv" >nodev.tsv
+	run_io pn-eval -m a.model --logo nodev.tsv
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-eval: nodev.tsv:1: missing column 'device'" ]
+}
+
+@test "pn-eval -m rejects a fold model that does not follow its layer's model" {
+	pn-fit -f lr -F ct_ms,cm_total -l --logo --keep-folds -o m.model train3.tsv
+	# the first fold model alone
+	awk '$1 == "pn-model" { n++ } n == 2' m.model >bad.model
+	[ "$(sed -n 4p bad.model)" = "fold P100-PCIE-16GB" ]
+	run_io pn-eval -m bad.model "$F/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "pn-eval: bad.model:4: corrupt model: fold model of layer 'bmm' does not follow that layer's model" ]
+}
+
+@test "pn-eval -m rejects a second fold model of the same device" {
+	pn-fit -f lr -F ct_ms,cm_total -l --logo --keep-folds -o m.model train3.tsv
+	sed '0,/^fold T4$/s//fold P100-PCIE-16GB/' m.model >bad.model
+	line=$(cmp m.model bad.model | awk '{ print $NF }')
+	run_io pn-eval -m bad.model "$F/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "pn-eval: bad.model:$line: corrupt model: a second fold model without device 'P100-PCIE-16GB' of layer 'bmm'" ]
+}

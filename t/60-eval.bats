@@ -262,7 +262,7 @@ assert_close() {
 @test "pn-eval rejects an unknown --format with exit 2" {
 	run pn-eval --format csv "$E/runs.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-eval: invalid --format 'csv': expected tsv or md" ]
+	[ "${lines[0]}" = "pn-eval: --format: unknown value 'csv' (one of: tsv, md)" ]
 	[ "${lines[1]}" = "Try 'pn-eval --help' for more information." ]
 }
 
@@ -273,3 +273,64 @@ assert_close() {
 	[ "${lines[0]}" = "pn-eval: column 'n' cannot be used in --by: the output has a column of that name" ]
 }
 
+
+# ---- --ape: the rows with a per-row APE -------------------------------------
+# t/fixtures/eval/ape.tsv by hand: APE = 100 |p - m| / m
+#   measured pn  APE  roofline APE
+#   10       12  20   4        60
+#   20       19  5    NA       NA
+#   30       33  10   25       16.6667 (50/3 to 6 digits)
+
+@test "pn-eval --ape writes each row with the APE right after each predicted column" {
+	run_io pn-eval --ape --measured measured_ms --predicted pn_ms --predicted roofline_ms "$E/ape.tsv"
+	[ "$status" -eq 0 ]
+	diff -u "$E/ape.expected" "$T/out"
+	[ ! -s "$T/err" ]
+}
+
+@test "pn-eval --ape names the APE column of a column without _ms COL_ape" {
+	printf 'time_ms\tguess\n4\t5\n' >in.tsv
+	run_io pn-eval --ape --predicted guess in.tsv
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/out")" = "$(printf 'time_ms\tguess\tguess_ape\n4\t5\t25')" ]
+}
+
+@test "pn-eval --ape moves an APE column of the input after its predicted column" {
+	printf 'pred_ape\ttime_ms\tpred_ms\nold\t8\t6\n' >in.tsv
+	run_io pn-eval --ape in.tsv
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/out")" = "$(printf 'time_ms\tpred_ms\tpred_ape\n8\t6\t25')" ]
+}
+
+@test "pn-eval --ape on its own output writes the same rows" {
+	pn-eval --ape --measured measured_ms --predicted pn_ms --predicted roofline_ms "$E/ape.tsv" >once.tsv
+	run_io pn-eval --ape --measured measured_ms --predicted pn_ms --predicted roofline_ms once.tsv
+	[ "$status" -eq 0 ]
+	diff -u once.tsv "$T/out"
+}
+
+@test "pn-eval --ape rejects a measured value of 0 with exit 1" {
+	printf 'time_ms\tpred_ms\n1\t1\n0\t2\n' >in.tsv
+	run_io pn-eval --ape -o out.tsv in.tsv
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-eval: in.tsv:3: measured value is 0: APE undefined" ]
+	[ ! -e out.tsv ]
+}
+
+@test "pn-eval --ape rejects --by with exit 2" {
+	run pn-eval --ape --by device "$E/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-eval: --ape and --by exclude each other (--ape writes rows, not metrics)" ]
+}
+
+@test "pn-eval --ape rejects --model with exit 2" {
+	run pn-eval --ape -m x.model "$E/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-eval: --ape and --model exclude each other (pipe the rows of pn-eval --model into pn-eval --ape)" ]
+}
+
+@test "pn-eval rejects --predicted given twice without --ape with exit 2" {
+	run pn-eval --predicted pred_ms --predicted time_ms "$E/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-eval: --predicted given twice (several need --ape)" ]
+}

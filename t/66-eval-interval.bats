@@ -190,7 +190,11 @@ factors_are() {
 	for level in 0 100 -5; do
 		run pn-eval -m logo.model --interval=$level "$F/test.tsv"
 		[ "$status" -eq 2 ]
-		[ "${lines[0]}" = "pn-eval: invalid --interval '$level': want a percentage more than 0 and less than 100" ]
+		case $level in
+		100) want="'100' is too large (must be below 100)" ;;
+		*) want="'$level' is too small (must be above 0)" ;;
+		esac
+		[ "${lines[0]}" = "pn-eval: --interval: $want" ]
 		[ "${lines[1]}" = "Try 'pn-eval --help' for more information." ]
 	done
 }
@@ -198,7 +202,7 @@ factors_are() {
 @test "pn-eval --interval rejects a level that is not a number" {
 	run pn-eval -m logo.model --interval=abc "$F/test.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-eval: invalid --interval 'abc': want a percentage more than 0 and less than 100" ]
+	[ "${lines[0]}" = "pn-eval: --interval: 'abc' is not a number" ]
 }
 
 # iv.tsv: four hand-checked rows: errors 0, -1, 0, -6; APE 0, 50, 0, 75;

@@ -420,5 +420,5 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 @test "pn-sum rejects an interval level outside 0 to 100" {
 	run pn-sum --fallback roofline --interval=100 $G -d UNIT "$F/net.tsv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-sum: invalid --interval '100': want a percentage more than 0 and less than 100" ]
+	[ "${lines[0]}" = "pn-sum: --interval: '100' is too large (must be below 100)" ]
 }

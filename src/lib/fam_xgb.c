@@ -59,6 +59,7 @@
 #include <zlib.h>
 
 #include "err.h"
+#include "metrics.h"
 #include "model.h"
 #include "ubj.h"
 
@@ -153,14 +154,6 @@ fail:
 	return rc;
 }
 
-static double rmse(const float *pred, const double *y, size_t n)
-{
-	double s = 0;
-	for (size_t i = 0; i < n; i++)
-		s += (pred[i] - y[i]) * (pred[i] - y[i]);
-	return sqrt(s / n);
-}
-
 static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 		     uint64_t seed, void (*progress)(double, double), char *err)
 {
@@ -227,6 +220,7 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	m->p = d->p;
 	DMatrixHandle dm[2] = { NULL, NULL };
 	BoosterHandle best = NULL;
+	double *vpred = use_val ? pn_xmalloc(val->n * sizeof *vpred) : NULL;
 	if (make_dmatrix(d, &dm[0], err) || (use_val &&
 	    make_dmatrix(val, &dm[1], err)))
 		goto fail;
@@ -270,7 +264,9 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 					 (unsigned long long)len, val->n);
 				goto fail;
 			}
-			double e = rmse(pred, val->y, val->n);
+			for (size_t i = 0; i < val->n; i++)
+				vpred[i] = pred[i];
+			double e = pn_rmse(vpred, val->y, val->n);
 			if (e < best_rmse) {
 				best_rmse = e;
 				best_round = it;
@@ -297,8 +293,10 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	XGDMatrixFree(dm[0]);
 	if (dm[1])
 		XGDMatrixFree(dm[1]);
+	free(vpred);
 	return m;
 fail:
+	free(vpred);
 	if (dm[0])
 		XGDMatrixFree(dm[0]);
 	if (dm[1])

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "interval.h"
+#include "opt.h"
 #include "tsv.h"
 
 double pn_interval_factor(const pn_model *m, int whole, double level)
@@ -19,9 +20,5 @@ double pn_interval_factor(const pn_model *m, int whole, double level)
 
 double pn_interval_level(const char *opt, const char *s)
 {
-	double v;
-	if (pn_parse_num(s, strlen(s), &v) < 0 || !(v > 0 && v < 100))
-		pn_usage_error("invalid %s '%s': want a percentage more than 0 "
-			       "and less than 100", opt, s);
-	return v / 100;
+	return pn_opt_real(opt, s, (pn_span){0, 100, 1, 1}) / 100;
 }

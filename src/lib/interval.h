@@ -31,8 +31,8 @@
 double pn_interval_factor(const pn_model *m, int whole, double level);
 
 /* Parse a --interval LEVEL in percent ("90", "95.5": more than 0, less
- * than 100) into a probability; dies with a usage error naming opt
- * otherwise. */
+ * than 100) into a probability; dies with opt.h's usage error naming opt
+ * otherwise ("--interval: '100' is too large (must be below 100)"). */
 double pn_interval_level(const char *opt, const char *s);
 
 #endif

@@ -16,6 +16,14 @@ void pn_metrics_free(pn_metrics *m)
 	memset(m, 0, sizeof *m);
 }
 
+double pn_ape(double meas, double pred)
+{
+	if (meas == 0)
+		return NAN;
+	long double ae = fabsl((long double)pred - (long double)meas);
+	return (double)(100.0L * ae / fabsl((long double)meas));
+}
+
 int pn_metrics_add(pn_metrics *m, double meas, double pred)
 {
 	if (!isfinite(meas) || !isfinite(pred))
@@ -24,7 +32,7 @@ int pn_metrics_add(pn_metrics *m, double meas, double pred)
 		return PN_METRICS_ZERO;
 	long double e = (long double)pred - (long double)meas;
 	long double ae = fabsl(e);
-	double ape = (double)(100.0L * ae / fabsl((long double)meas));
+	double ape = pn_ape(meas, pred);
 
 	if ((size_t)m->n == m->cap) {
 		m->cap = m->cap ? 2 * m->cap : 256;

@@ -74,6 +74,10 @@ void pn_metrics_free(pn_metrics *m);
  * and line).  Dies only when out of memory. */
 int pn_metrics_add(pn_metrics *m, double meas, double pred);
 
+/* The APE of one pair (above), computed as pn_metrics_add does; NAN when
+ * meas is 0. */
+double pn_ape(double meas, double pred);
+
 /* Count whether meas lies in the interval [lo, hi] of a pair (added with
  * pn_metrics_add as well). */
 void pn_metrics_cover(pn_metrics *m, double meas, double lo, double hi);

@@ -13,6 +13,7 @@
  *   pn-model 1
  *   family rf
  *   layer dense                      (or "*" for any)
+ *   fold T4                          (only in a fold model, see below)
  *   target time_ms
  *   transform log                    (none | log: y' = ln y |
  *                                     logratio COL: y' = ln(y / COL), COL
@@ -24,6 +25,7 @@
  *   feature op=add cat 0 1            ln(max(x, floor)), floor the 5th)
  *   param trees 100                  (hyper-parameters, family-defined)
  *   info rows 5120                   (provenance: rows, devices, layers,
+ *                                     precisions,
  *   info devices T4,V100              seed, features set, created by, and
  *   info seed 1                       the --auto comparison)
  *   body                             (family state, family-defined text)
@@ -33,6 +35,15 @@
  * Inputs are standardised (x - mean) / sd before the family sees them
  * (sd = 1, mean = 0 for families that do not want scaling); a log feature
  * is ln(max(x, floor)) before that.
+ *
+ * Fold models (pn-fit --logo --keep-folds): right after the "end" of a
+ * layer's model may follow, one per training device, the models of the
+ * same family refitted without that device's rows, each a whole model as
+ * above with a line "fold DEVICE" (the device left out) after its "layer"
+ * line, the layer the same as its main model's, each device at most once.
+ * A fold model belongs to the model before it; no tool predicts with it
+ * unless asked to (pn-eval --logo: each row by the fold that never saw its
+ * device).  A model file without fold lines is read as before.
  */
 #ifndef PN_MODEL_H
 #define PN_MODEL_H
@@ -127,7 +138,7 @@ typedef struct {
 	double bias, sd;    /* finite; sd >= 0 */
 } pn_logo;
 
-typedef struct {
+typedef struct pn_model {
 	const pn_family *family;
 	char *layer;        /* a layer value, or "*" for any */
 	char *target;       /* the column the model predicts */
@@ -143,11 +154,16 @@ typedef struct {
 	int nlogo;
 	pn_logo *logo;      /* leave-one-device-out errors, nlogo of them */
 	void *state;        /* the family's fitted state */
+	char *fold;         /* a fold model: the device left out; else NULL */
+	int nfold;
+	struct pn_model **folds;  /* a main model's fold models, in file
+				     order, nfold of them */
 } pn_model;
 
-/* Write one whole model, "pn-model 1" to "end".  Feature, layer and target
- * names and parameter names and values must be non-empty with no
- * whitespace (BUG otherwise: pn-fit checks them first). */
+/* Write one whole model, "pn-model 1" to "end", then its fold models.
+ * Feature, layer, target and fold device names and parameter names and
+ * values must be non-empty with no whitespace (BUG otherwise: pn-fit checks
+ * them first). */
 void pn_model_write(FILE *f, const pn_model *m);
 /* Record a hyper-parameter or an info line ("key value..."). */
 void pn_model_add_param(pn_model *m, const char *name, const char *value);
@@ -163,7 +179,11 @@ void pn_model_add_logo(pn_model *m, const char *device, size_t n,
  * where the rows' own scatter averages out and the device's bias stays,
  * sqrt(mean of bias^2).  NAN when the model has no such record. */
 double pn_model_spread(const pn_model *m, int whole);
-/* Free m, its family state included (m may be NULL). */
+/* Make fold (its fold set to device) the next fold model of m. */
+void pn_model_add_fold(pn_model *m, pn_model *fold, const char *device);
+/* m's fold model that left out device, or NULL. */
+const pn_model *pn_model_fold(const pn_model *m, const char *device);
+/* Free m, its family state and fold models included (m may be NULL). */
 void pn_model_free(pn_model *m);
 
 

@@ -25,8 +25,13 @@ void pn_model_write(FILE *f, const pn_model *m)
 {
 	check_word("layer", m->layer);
 	check_word("target", m->target);
-	fprintf(f, "pn-model %d\nfamily %s\nlayer %s\ntarget %s\n",
-		MODEL_VERSION, m->family->name, m->layer, m->target);
+	fprintf(f, "pn-model %d\nfamily %s\nlayer %s\n", MODEL_VERSION,
+		m->family->name, m->layer);
+	if (m->fold) {
+		check_word("fold", m->fold);
+		fprintf(f, "fold %s\n", m->fold);
+	}
+	fprintf(f, "target %s\n", m->target);
 	if (m->base) {
 		check_word("base", m->base);
 		fprintf(f, "transform logratio %s\n", m->base);
@@ -67,6 +72,26 @@ void pn_model_write(FILE *f, const pn_model *m)
 	fputs("body\n", f);
 	m->family->save(m->state, f);
 	fputs("end\n", f);
+	for (int i = 0; i < m->nfold; i++)
+		pn_model_write(f, m->folds[i]);
+}
+
+void pn_model_add_fold(pn_model *m, pn_model *fold, const char *device)
+{
+	if (fold->fold || fold->nfold || strcmp(fold->layer, m->layer) != 0)
+		PN_BUG("a fold model of another layer, or with folds");
+	fold->fold = pn_xstrdup(device);
+	m->folds = pn_xrealloc(m->folds, (size_t)(m->nfold + 1) *
+			       sizeof *m->folds);
+	m->folds[m->nfold++] = fold;
+}
+
+const pn_model *pn_model_fold(const pn_model *m, const char *device)
+{
+	for (int i = 0; i < m->nfold; i++)
+		if (strcmp(m->folds[i]->fold, device) == 0)
+			return m->folds[i];
+	return NULL;
 }
 
 void pn_model_add_param(pn_model *m, const char *name, const char *value)
@@ -136,6 +161,10 @@ void pn_model_free(pn_model *m)
 	for (int i = 0; i < m->nlogo; i++)
 		free(m->logo[i].device);
 	free(m->logo);
+	for (int i = 0; i < m->nfold; i++)
+		pn_model_free(m->folds[i]);
+	free(m->folds);
+	free(m->fold);
 	free(m->layer);
 	free(m->target);
 	free(m->base);
@@ -219,8 +248,26 @@ static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
 	pn_model_add_logo(m, tok[1], (size_t)rows, bias, sd);
 }
 
-/* A model whose "pn-model" line has been read; reads through "end". */
-static pn_model *read_model(pn_mreader *r)
+/* A fold model's "fold DEVICE" line (tok, n of them) for m: it must follow
+ * a model of its layer, prev (NULL at the start), with no fold of device
+ * yet. */
+static void read_fold(pn_mreader *r, pn_model *m, const pn_model *prev,
+		      char **tok, int n)
+{
+	if (n != 2)
+		pn_mread_die(r, "'fold' needs one value");
+	if (!prev || strcmp(prev->layer, m->layer) != 0)
+		pn_mread_die(r, "fold model of layer '%.40s' does not follow "
+			     "that layer's model", m->layer);
+	if (pn_model_fold(prev, tok[1]))
+		pn_mread_die(r, "a second fold model without device '%.40s' "
+			     "of layer '%.40s'", tok[1], m->layer);
+	m->fold = pn_xstrdup(tok[1]);
+}
+
+/* A model whose "pn-model" line has been read; reads through "end".  prev:
+ * the model (not fold) read before, or NULL. */
+static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 {
 	pn_model *m = pn_xcalloc(1, sizeof *m);
 	char *s = header_word(r, "family");
@@ -229,7 +276,27 @@ static pn_model *read_model(pn_mreader *r)
 		pn_mread_die(r, "unknown family '%.40s'", s);
 	free(s);
 	m->layer = header_word(r, "layer");
-	m->target = header_word(r, "target");
+	{
+		char *tok[3];
+		int n;
+		char *line = pn_mread_raw(r);
+		if (!line)
+			pn_mread_die(r, "unexpected end of file, want "
+				     "'target'");
+		n = split(line, tok, 3);
+		if (n >= 1 && strcmp(tok[0], "fold") == 0) {
+			read_fold(r, m, prev, tok, n);
+			m->target = header_word(r, "target");
+		} else if (n == 0) {
+			pn_mread_die(r, "empty line, want 'target'");
+		} else if (strcmp(tok[0], "target") != 0) {
+			pn_mread_die(r, "'%.40s', want 'target'", tok[0]);
+		} else if (n != 2) {
+			pn_mread_die(r, "'target' needs one value");
+		} else {
+			m->target = pn_xstrdup(tok[1]);
+		}
+	}
 	{
 		char *tok[4];
 		int n;
@@ -367,7 +434,16 @@ pn_modelset *pn_modelset_load(const char *path)
 				  "unsupported model version %.40s (this pn "
 				  "reads %d)", tok[1], MODEL_VERSION);
 		}
-		pn_model *m = read_model(r);
+		pn_model *prev = ms->n ? ms->m[ms->n - 1] : NULL;
+		pn_model *m = read_model(r, prev);
+		if (m->fold) {
+			/* pn_model_add_fold sets it again */
+			char *dev = m->fold;
+			m->fold = NULL;
+			pn_model_add_fold(prev, m, dev);
+			free(dev);
+			continue;
+		}
 		for (int i = 0; i < ms->n; i++)
 			if (strcmp(ms->m[i]->layer, m->layer) == 0)
 				pn_mread_die(r, "a second model for layer "
@@ -419,10 +495,11 @@ typedef struct {
 	double *base;           /* logratio: each queued row's base */
 	double *y;
 	size_t cnt, cap;
+	int owner;              /* a fold model: its model's slot; else -1 */
 } slot;
 
 struct pn_predictor {
-	int nm;
+	int nm, nmain;          /* slots; the first nmain of the models */
 	slot *s;
 	int star;               /* the "*" model, or -1 */
 	int *row_model;         /* per queued row */
@@ -470,58 +547,72 @@ static int field_num(const char *name, const char *v, size_t n, double *d,
 	return -1;
 }
 
+/* The slot of model m: its columns among colnames, or why it has none. */
+static void slot_init(slot *s, const pn_model *m, int ncols,
+		      const char *const *colnames)
+{
+	s->m = m;
+	s->col = pn_xmalloc(m->p * sizeof *s->col);
+	s->basecol = -1;
+	s->catval = pn_xcalloc(m->p, sizeof *s->catval);
+	s->catlen = pn_xcalloc(m->p, sizeof *s->catlen);
+	for (size_t j = 0; j < m->p && !s->missing; j++) {
+		const char *name = m->feat[j].name;
+		size_t n = strlen(name);
+		if (m->feat[j].cat) {
+			const char *eq = strchr(name, '=');
+			n = (size_t)(eq - name);
+			s->catval[j] = eq + 1;
+			s->catlen[j] = strlen(eq + 1);
+		}
+		s->col[j] = -1;
+		for (int c = 0; c < ncols; c++)
+			if (strlen(colnames[c]) == n &&
+			    memcmp(colnames[c], name, n) == 0) {
+				s->col[j] = c;
+				break;
+			}
+		if (s->col[j] < 0) {
+			char buf[512];
+			if (strcmp(m->layer, "*") == 0)
+				snprintf(buf, sizeof buf, "missing column "
+					 "'%.*s' needed by the model for any "
+					 "layer", (int)n, name);
+			else
+				snprintf(buf, sizeof buf, "missing column "
+					 "'%.*s' needed by the %s model",
+					 (int)n, name, m->layer);
+			s->missing = pn_xstrdup(buf);
+		}
+	}
+	if (m->base && !s->missing)
+		s->missing = find_base(m, ncols, colnames, &s->basecol);
+}
+
 pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 			       const char *const *colnames)
 {
 	pn_predictor *p = pn_xcalloc(1, sizeof *p);
-	p->nm = ms->n;
-	p->s = pn_xcalloc((size_t)ms->n, sizeof *p->s);
+	int n = ms->n;
+	for (int i = 0; i < ms->n; i++)
+		n += ms->m[i]->nfold;
+	p->s = pn_xcalloc((size_t)n, sizeof *p->s);
 	p->star = -1;
 	p->last = -1;
+	/* the models first, as in the set, then every fold model */
 	for (int i = 0; i < ms->n; i++) {
-		slot *s = &p->s[i];
-		const pn_model *m = ms->m[i];
-		s->m = m;
-		if (strcmp(m->layer, "*") == 0)
+		slot_init(&p->s[i], ms->m[i], ncols, colnames);
+		p->s[i].owner = -1;
+		if (strcmp(ms->m[i]->layer, "*") == 0)
 			p->star = i;
-		s->col = pn_xmalloc(m->p * sizeof *s->col);
-		s->basecol = -1;
-		s->catval = pn_xcalloc(m->p, sizeof *s->catval);
-		s->catlen = pn_xcalloc(m->p, sizeof *s->catlen);
-		for (size_t j = 0; j < m->p && !s->missing; j++) {
-			const char *name = m->feat[j].name;
-			size_t n = strlen(name);
-			if (m->feat[j].cat) {
-				const char *eq = strchr(name, '=');
-				n = (size_t)(eq - name);
-				s->catval[j] = eq + 1;
-				s->catlen[j] = strlen(eq + 1);
-			}
-			s->col[j] = -1;
-			for (int c = 0; c < ncols; c++)
-				if (strlen(colnames[c]) == n &&
-				    memcmp(colnames[c], name, n) == 0) {
-					s->col[j] = c;
-					break;
-				}
-			if (s->col[j] < 0) {
-				char buf[512];
-				if (strcmp(m->layer, "*") == 0)
-					snprintf(buf, sizeof buf, "missing "
-						 "column '%.*s' needed by the "
-						 "model for any layer",
-						 (int)n, name);
-				else
-					snprintf(buf, sizeof buf, "missing "
-						 "column '%.*s' needed by the "
-						 "%s model", (int)n, name,
-						 m->layer);
-				s->missing = pn_xstrdup(buf);
-			}
-		}
-		if (m->base && !s->missing)
-			s->missing = find_base(m, ncols, colnames, &s->basecol);
 	}
+	p->nmain = p->nm = ms->n;
+	for (int i = 0; i < ms->n; i++)
+		for (int k = 0; k < ms->m[i]->nfold; k++) {
+			slot_init(&p->s[p->nm], ms->m[i]->folds[k], ncols,
+				  colnames);
+			p->s[p->nm++].owner = i;
+		}
 	return p;
 }
 
@@ -552,7 +643,7 @@ static int model_of(pn_predictor *p, const char *layer)
 	if (p->last_layer && strcmp(p->last_layer, layer) == 0)
 		return p->last;
 	int k = p->star;
-	for (int i = 0; i < p->nm; i++)
+	for (int i = 0; i < p->nmain; i++)
 		if (strcmp(p->s[i].m->layer, layer) == 0) {
 			k = i;
 			break;
@@ -563,14 +654,41 @@ static int model_of(pn_predictor *p, const char *layer)
 	return k;
 }
 
+/* The slot of the fold model of slot k without device, or -1. */
+static int fold_of(const pn_predictor *p, int k, const char *device)
+{
+	for (int i = p->nmain; i < p->nm; i++)
+		if (p->s[i].owner == k && strcmp(p->s[i].m->fold, device) == 0)
+			return i;
+	return -1;
+}
+
 int pn_predictor_push(pn_predictor *p, const char *layer,
 		      const char *const *fields, const size_t *lens)
+{
+	return pn_predictor_push_fold(p, layer, NULL, fields, lens);
+}
+
+int pn_predictor_push_fold(pn_predictor *p, const char *layer,
+			   const char *device, const char *const *fields,
+			   const size_t *lens)
 {
 	int k = model_of(p, layer);
 	if (k < 0) {
 		snprintf(p->err, sizeof p->err, "no model for layer '%.200s'",
 			 layer ? layer : "");
 		return -1;
+	}
+	if (device) {
+		int own = k;
+		if ((k = fold_of(p, own, device)) < 0) {
+			snprintf(p->err, sizeof p->err, "the %.200s model has "
+				 "no fold model without device '%.200s' (fit "
+				 "it with pn-fit --logo --keep-folds)",
+				 strcmp(p->s[own].m->layer, "*") == 0 ?
+				 "catch-all" : p->s[own].m->layer, device);
+			return -3;
+		}
 	}
 	slot *s = &p->s[k];
 	if (s->missing) {

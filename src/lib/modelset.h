@@ -13,6 +13,10 @@
  *   pn-x: FILE:LINE: corrupt model: <why>
  *   pn-x: FILE:LINE: unsupported model version 2 (this pn reads 1)
  *
+ * A fold model (model.h) is attached to the model before it, which must be
+ * of its layer ("fold model of layer 'x' does not follow that layer's
+ * model"), one per device; ms->m holds only the others.
+ *
  * A file cut exactly between two models of a set reads as the shorter set;
  * rows of the lost layer type then have no model (pn_predictor_push returns
  * -1), which pn-eval(1) reports as an error.
@@ -38,7 +42,7 @@ pn_modelset *pn_modelset_load(const char *path);
 void pn_modelset_free(pn_modelset *ms);
 
 /* The model for a layer value: the one named so, else the "*" model, else
- * NULL. */
+ * NULL.  Never a fold model: those hang under their model (model.h). */
 const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer);
 
 /* Every family, NULL-terminated, in the order lr rf gbdt xgb mlp. */
@@ -71,6 +75,15 @@ void pn_predictor_free(pn_predictor *p);
  *       "column 'k': value is NA", "column 'k': 'x' is not a number". */
 int pn_predictor_push(pn_predictor *p, const char *layer,
 		      const char *const *fields, const size_t *lens);
+/* pn_predictor_push, the row predicted by the fold model (model.h) of its
+ * layer's model that left out device (NULL: by the model itself, as
+ * pn_predictor_push), which never saw the row's device (pn-fit --logo
+ * --keep-folds).  Returns -1 and -2 as pn_predictor_push, and -3 when the
+ * model has no such fold: "the dense model has no fold model without device
+ * 'T4' (fit it with pn-fit --logo --keep-folds)". */
+int pn_predictor_push_fold(pn_predictor *p, const char *layer,
+			   const char *device, const char *const *fields,
+			   const size_t *lens);
 /* Rows queued and not yet flushed. */
 size_t pn_predictor_pending(const pn_predictor *p);
 /* Predict every queued row into out[0..pending), in the order pushed, in the

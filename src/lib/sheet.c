@@ -15,12 +15,13 @@ struct pn_sheet {
 	char *right;        /* header: right-aligned columns */
 };
 
+const char *const pn_sheet_names[] = {"tsv", "md", NULL};
+
 int pn_sheet_format(const char *name)
 {
-	if (strcmp(name, "tsv") == 0)
-		return PN_SHEET_TSV;
-	if (strcmp(name, "md") == 0)
-		return PN_SHEET_MD;
+	for (int i = 0; pn_sheet_names[i]; i++)
+		if (strcmp(name, pn_sheet_names[i]) == 0)
+			return i;
 	return -1;
 }
 

@@ -22,6 +22,10 @@
 
 enum { PN_SHEET_TSV, PN_SHEET_MD };
 
+/* The formats' names, in the order of the enum, NULL-terminated (for
+ * opt.h's pn_opt_choice). */
+extern const char *const pn_sheet_names[];
+
 /* The format named "tsv" or "md", or -1. */
 int pn_sheet_format(const char *name);
 
