@@ -45,7 +45,7 @@ features_of() {
 	pn-fit -f lr --seed 42 -o m.model "$F/train.tsv"
 	sed -n '/^layer dense$/,/^body$/p' m.model | grep '^info ' >actual
 	printf '%s\n' 'info rows 80' 'info devices T4,V100-PCIE-32GB' \
-		'info layers dense' 'info features cocmct' 'info seed 42' \
+		'info layers dense' 'info precisions fp32' 'info features cocmct' 'info seed 42' \
 		'info created-by pn-fit 0.1.0' >expected
 	diff -u expected actual
 }
