@@ -306,6 +306,14 @@ static void tally_add(tally *t, const char *key, double m, double p,
 	}
 }
 
+/* --skip-na: the count of rows skipped, on stderr. */
+static void say_skipped(const tally *t)
+{
+	if (t->skipped)
+		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
+			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+}
+
 static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
 {
 	pn_sheet *sh = pn_sheet_new(out, format);
@@ -534,9 +542,7 @@ static int run_model(const char *model, const char *path, const char *output,
 	}
 	if (out != stdout)
 		pn_output_close(stdout);
-	if (t->skipped)
-		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
-			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+	say_skipped(t);
 	free(key);
 	free(fields);
 	free(lens);
@@ -720,9 +726,7 @@ static int run_metrics(const char *path, const char *output,
 	pn_output_close(out);
 	if (out != stdout)
 		pn_output_close(stdout);
-	if (t->skipped)
-		fprintf(stderr, "%s: skipped %ld row%s with a missing value\n",
-			pn_prog, t->skipped, t->skipped == 1 ? "" : "s");
+	say_skipped(t);
 
 	free(key);
 	free(t->bycol);
