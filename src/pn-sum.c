@@ -451,9 +451,8 @@ static void parse_options(int argc, char **argv, options *o)
 							      optarg) : 0.9;
 			break;
 		case OPT_FORMAT:
-			if ((o->fmt = pn_sheet_format(optarg)) < 0)
-				pn_usage_error("invalid --format '%s': "
-					       "expected tsv or md", optarg);
+			o->fmt = pn_opt_choice("--format", optarg,
+					       pn_sheet_names);
 			break;
 		case OPT_PLOT: o->plotfile = optarg; break;
 		case OPT_MAXBATCH: o->max_batch = 1; break;

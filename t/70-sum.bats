@@ -422,3 +422,9 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-sum: --interval: '100' is too large (must be below 100)" ]
 }
+
+@test "pn-sum rejects an unknown --format with exit 2" {
+	run pn-sum --fallback roofline $G -d UNIT --format csv "$F/net.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sum: --format: unknown value 'csv' (one of: tsv, md)" ]
+}

@@ -17,14 +17,6 @@ struct pn_sheet {
 
 const char *const pn_sheet_names[] = {"tsv", "md", NULL};
 
-int pn_sheet_format(const char *name)
-{
-	for (int i = 0; pn_sheet_names[i]; i++)
-		if (strcmp(name, pn_sheet_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 pn_sheet *pn_sheet_new(FILE *f, int format)
 {
 	pn_sheet *s = pn_xcalloc(1, sizeof *s);

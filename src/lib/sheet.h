@@ -26,9 +26,6 @@ enum { PN_SHEET_TSV, PN_SHEET_MD };
  * opt.h's pn_opt_choice). */
 extern const char *const pn_sheet_names[];
 
-/* The format named "tsv" or "md", or -1. */
-int pn_sheet_format(const char *name);
-
 typedef struct pn_sheet pn_sheet;
 
 pn_sheet *pn_sheet_new(FILE *f, int format);
