@@ -199,7 +199,7 @@ FUZZ_OPTS    ?=
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
                 -fno-sanitize-recover=undefined
-FUZZ_HARNESS := tsv csv gpuspec num layer network graph model
+FUZZ_HARNESS := tsv csv gpuspec num layer network graph model json
 FUZZ_BIN     := $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESS))
 FUZZ_LIBOBJ  := $(patsubst src/lib/%.c,build/fuzz/lib/%.o,$(LIBSRC))
 # pn's exit and the files it opens, caught (fuzz/fuzz.h)
