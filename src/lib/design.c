@@ -264,26 +264,21 @@ int pn_design_target(const pn_table *t, const size_t *rows, size_t n,
 			return target_na(t, r, col, f);
 		if (pn_cell_num(t, r, col, &v, f) < 0)
 			return -1;
-		if (log_target || base >= 0) {
-			if (!(v > 0))
-				return pn_fault_set(f, PN_EXIT_DATA, t->path,
-						    t->line[r], "column '%s': "
-						    "'%s' is not positive (%s)",
-						    t->names[col],
-						    pn_cell(t, r, col),
-						    base >= 0 ? "--relative" :
-						    "a target is a time");
+		if (!(v > 0))
+			return pn_fault_set(f, PN_EXIT_DATA, t->path, t->line[r],
+					    "column '%s': '%.40s' is not "
+					    "positive (%s)", t->names[col],
+					    pn_cell(t, r, col), base >= 0 ?
+					    "--relative" : "a target is a time");
+		if (log_target || base >= 0)
 			v = log(v);
-		} else if (!(v > 0) || v > PN_TARGET_MAX) {
-			return pn_fault_set(f, PN_EXIT_DATA, t->path,
-					    t->line[r], "column '%s': '%.40s' "
-					    "is %s", t->names[col],
-					    pn_cell(t, r, col), v > 0 ?
-					    "above 1e30, the largest target "
-					    "the families fit (fit its log: "
-					    "--log-target)" : "not positive "
-					    "(a target is a time)");
-		}
+		else if (v > PN_TARGET_MAX)
+			return pn_fault_set(f, PN_EXIT_DATA, t->path, t->line[r],
+					    "column '%s': '%.40s' is above "
+					    "1e30, the largest target the "
+					    "families fit (fit its log: "
+					    "--log-target)", t->names[col],
+					    pn_cell(t, r, col));
 		if (base >= 0) {
 			double b;
 			if (pn_cell_num(t, r, base, &b, f) < 0)
