@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "input.h"
 #include "model.h"
 #include "modelset.h"
 #include "tsv.h"
@@ -51,19 +52,24 @@ long pn_params_int(pn_params *p, const char *name, long dflt)
 /* ---- reading ---------------------------------------------------------- */
 
 struct pn_mreader {
-	FILE *f;
+	pn_input *in;
 	char *path;
 	long line;
 	char *buf;
 	size_t cap, len;
 	int at_end;             /* the last line read was "end" */
+	char *raw;              /* decoded bytes not yet made lines: */
+	size_t rpos, rend;      /* [rpos, rend) of raw */
 };
 
-pn_mreader *pn_mreader_new(FILE *f, const char *path)
+#define MREAD_CHUNK (64 * 1024)
+
+pn_mreader *pn_mreader_open(const char *path)
 {
 	pn_mreader *r = pn_xcalloc(1, sizeof *r);
-	r->f = f;
-	r->path = pn_xstrdup(path);
+	r->in = pn_input_open(path);
+	r->path = pn_xstrdup(!path || strcmp(path, "-") == 0 ? "-" : path);
+	r->raw = pn_xmalloc(MREAD_CHUNK);
 	return r;
 }
 
@@ -71,8 +77,10 @@ void pn_mreader_free(pn_mreader *r)
 {
 	if (!r)
 		return;
+	pn_input_close(r->in);
 	free(r->path);
 	free(r->buf);
+	free(r->raw);
 	free(r);
 }
 
@@ -101,14 +109,40 @@ void pn_mread_begin(pn_mreader *r)
 	r->at_end = 0;
 }
 
+/* The next line of the input, its newline kept, into r->buf; returns its
+ * length, 0 at the end of the input. */
+static size_t next_line(pn_mreader *r)
+{
+	size_t n = 0;
+	for (;;) {
+		if (r->rpos == r->rend) {
+			r->rpos = 0;
+			r->rend = pn_input_read(r->in, r->raw, MREAD_CHUNK);
+			if (r->rend == 0)
+				break;
+		}
+		char *from = r->raw + r->rpos;
+		char *nl = memchr(from, '\n', r->rend - r->rpos);
+		size_t k = nl ? (size_t)(nl - from) + 1 : r->rend - r->rpos;
+		if (n + k + 1 > r->cap) {
+			r->cap = 2 * (n + k + 1);
+			r->buf = pn_xrealloc(r->buf, r->cap);
+		}
+		memcpy(r->buf + n, from, k);
+		n += k;
+		r->rpos += k;
+		if (nl)
+			break;
+	}
+	if (n)
+		r->buf[n] = '\0';
+	return n;
+}
+
 char *pn_mread_raw(pn_mreader *r)
 {
-	errno = 0;
-	ssize_t n = getline(&r->buf, &r->cap, r->f);
-	if (n < 0) {
-		if (ferror(r->f))
-			pn_die_at(PN_EXIT_DATA, r->path, 0, "read error: %s",
-				  strerror(errno ? errno : EIO));
+	size_t n = next_line(r);
+	if (n == 0) {
 		r->len = 0;
 		return NULL;
 	}
@@ -119,7 +153,7 @@ char *pn_mread_raw(pn_mreader *r)
 	/* pn writes printable text and tabs: any other control byte (a NUL,
 	 * a carriage return) is damage, and a word holding one could not be
 	 * written back (pn_model_write) */
-	for (ssize_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)r->buf[i];
 		if (c == 0)
 			pn_mread_die(r, "NUL byte in line");

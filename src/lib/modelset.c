@@ -409,12 +409,8 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 
 pn_modelset *pn_modelset_load(const char *path)
 {
-	int is_stdin = !path || strcmp(path, "-") == 0;
-	const char *shown = is_stdin ? "-" : path;
-	FILE *f = is_stdin ? stdin : fopen(path, "r");
-	if (!f)
-		pn_die(PN_EXIT_DATA, "%s: %s", path, strerror(errno));
-	pn_mreader *r = pn_mreader_new(f, shown);
+	const char *shown = !path || strcmp(path, "-") == 0 ? "-" : path;
+	pn_mreader *r = pn_mreader_open(path);
 	pn_modelset *ms = pn_xcalloc(1, sizeof *ms);
 	char *s;
 	while ((s = pn_mread_raw(r))) {
@@ -455,8 +451,6 @@ pn_modelset *pn_modelset_load(const char *path)
 	if (ms->n == 0)
 		pn_die_at(PN_EXIT_DATA, shown, 0, "no model");
 	pn_mreader_free(r);
-	if (!is_stdin)
-		fclose(f);
 	return ms;
 }
 

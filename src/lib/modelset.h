@@ -36,7 +36,9 @@ typedef struct {
 	pn_model **m;
 } pn_modelset;
 
-/* Read every model of path ("-": standard input).  Dies as above, and with
+/* Read every model of path ("-": standard input), plain or gzip (input.h:
+ * told by its first bytes, never by its name; "FILE: truncated gzip
+ * input", "FILE: corrupt gzip input: <why>").  Dies as above, and with
  * "FILE: no model" on an empty file; a missing file dies "FILE: <reason>". */
 pn_modelset *pn_modelset_load(const char *path);
 void pn_modelset_free(pn_modelset *ms);
@@ -104,7 +106,9 @@ int pn_predictor_predict(pn_predictor *p, const char *layer,
 
 /* ---- the reader behind pn_mreader, for model files --------------------- */
 
-pn_mreader *pn_mreader_new(FILE *f, const char *path);
+/* Open path ("-" or NULL: standard input, named "-") through input.h, so
+ * gzip is inflated; dies as pn_input_open.  Free closes it. */
+pn_mreader *pn_mreader_open(const char *path);
 void pn_mreader_free(pn_mreader *r);
 /* The next line without its newline (modifiable, valid until the next
  * read), or NULL at end of file; dies on a line without newline. */
