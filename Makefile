@@ -3,7 +3,10 @@
 #   make              build every tool into bin/ (CUDA parts when found)
 #   make NO_CUDA=1    build without CUDA even when nvcc is present
 #   make check        run the bats suite (t/)
-#   make run          the main job on the shipped data (pipelines/predict)
+#   make run          the main job on the shipped data (pipelines/predict),
+#                     with the shipped model set (samples/models)
+#   make run-refit    the same, refitting the model set first
+#   make models       refit the shipped model set from the shipped data
 #   make deps         install the Debian packages pn needs (root)
 #   make install PREFIX=/usr/local
 #   make V=1          show full commands
@@ -159,9 +162,19 @@ bench: all
 	bench/predict
 	bench/sum
 
-# The main job on the shipped data (see README.md).
+# The main job on the shipped data (see README.md): with the shipped model
+# set, or refitting it first.
+.PHONY: run-refit models
 run: all
 	pipelines/predict
+
+run-refit: all
+	REFIT=1 pipelines/predict
+
+# The shipped model set, refitted from the shipped data (the same bytes for
+# the same data and code; see samples/models/README.md).
+models: all
+	pipelines/fit-models samples/models/neusight-gpu.models.gz
 
 # The paper's Tables 4 and 5, and Figures 2 and 3 (see pipelines/table4,
 # pipelines/unseen-gpu), pn's ablation on unseen GPUs (pipelines/ablation)
