@@ -13,6 +13,12 @@ layers() {
 	{ printf '%b\n' "$h"; for r in "$@"; do printf '%b\n' "$r"; done; } >"$BATS_TEST_TMPDIR/in.tsv"
 }
 
+# refused HEADER ROW: pn-featurize's stderr and status on that one row
+refused() {
+	layers "$1" "$2"
+	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+}
+
 setup_file() {
 	# a linear model for bmm only (t/70-sum.bats's): the new types have none
 	pn-featurize $S "$FIX/sum/bmm-train.tsv" |
@@ -32,36 +38,31 @@ setup_file() {
 }
 
 @test "the layer contract refuses a pool row without an op column" {
-	layers 'layer\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\t2\t4\t8\t2\t2\t0'
-	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+	refused 'layer\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\t2\t4\t8\t2\t2\t0'
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: missing column 'op' (needed by layer 'pool')" ]
 }
 
 @test "the layer contract refuses a pool op other than max and avg" {
-	layers 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tmin\t2\t4\t8\t2\t2\t0'
-	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+	refused 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tmin\t2\t4\t8\t2\t2\t0'
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: column 'op': unknown pool op 'min'" ]
 }
 
 @test "the layer contract refuses a pool padded by more than half its kernel, as PyTorch does" {
-	layers 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tmax\t2\t4\t8\t3\t2\t2'
-	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+	refused 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tmax\t2\t4\t8\t3\t2\t2'
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: impossible pool: padding 2 is more than half the kernel 3" ]
 }
 
 @test "the layer contract refuses a pool kernel larger than the padded image" {
-	layers 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tavg\t2\t4\t8\t9\t1\t0'
-	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+	refused 'layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding' 'pool\tavg\t2\t4\t8\t9\t1\t0'
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: impossible pool: kernel 9 is larger than the padded image 8" ]
 }
 
 @test "the layer contract refuses a batchnorm row without its image column" {
-	layers 'layer\tbatch\tin_channels' 'batchnorm\t2\t4'
-	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in.tsv' 2>&1 >/dev/null"
+	refused 'layer\tbatch\tin_channels' 'batchnorm\t2\t4'
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: missing column 'image' (needed by layer 'batchnorm')" ]
 }

@@ -148,21 +148,28 @@ void pn_arch_free(pn_arch *a)
 
 /* ---- convolutional networks ------------------------------------------- */
 
+/* The input and window of a conv2d or pool row; returns the output side. */
+static double window(pn_layer *l, double c, double x, double k, double s,
+		     double p)
+{
+	l->in_channels = c;
+	l->image = x;
+	l->kernel = k;
+	l->stride = s;
+	l->padding = p;
+	return pn_conv_out(l);
+}
+
 /* A conv; returns the output side. */
 static double conv(pn_arch *a, const char *name, double rep, double cin,
 		   double cout, double k, double x, double s, double p,
 		   int bias, int act)
 {
 	pn_layer *l = row(a, PN_CONV2D, rep, "%s", name);
-	l->in_channels = cin;
 	l->out_channels = cout;
-	l->kernel = k;
-	l->image = x;
-	l->stride = s;
-	l->padding = p;
 	l->bias = bias;
 	l->activation = act;
-	return pn_conv_out(l);
+	return window(l, cin, x, k, s, p);
 }
 
 /* A depthwise conv (groups = channels): one channel per batch entry. */
@@ -182,12 +189,7 @@ static double pool(pn_arch *a, const char *name, double rep, const char *op,
 {
 	pn_layer *l = row(a, PN_POOL, rep, "%s", name);
 	snprintf(l->op, sizeof l->op, "%s", op);
-	l->in_channels = c;
-	l->image = x;
-	l->kernel = k;
-	l->stride = s;
-	l->padding = p;
-	return pn_conv_out(l);
+	return window(l, c, x, k, s, p);
 }
 
 /* A global average pooling (AdaptiveAvgPool2d(1)): one window. */

@@ -258,29 +258,22 @@ double pn_conv_out(const pn_layer *l)
 const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 {
 	switch (l->type) {
-	case PN_CONV2D:
+	case PN_CONV2D: case PN_POOL:
 		if (l->kernel > l->image + 2 * l->padding) {
 			snprintf(buf, n, "kernel %g is larger than the padded "
 				 "image %g", l->kernel,
 				 l->image + 2 * l->padding);
+			return buf;
+		}
+		if (l->type == PN_POOL && 2 * l->padding > l->kernel) {
+			/* as PyTorch refuses it */
+			snprintf(buf, n, "padding %g is more than half the "
+				 "kernel %g", l->padding, l->kernel);
 			return buf;
 		}
 		if (2 * l->padding >= l->kernel + l->image) {
 			snprintf(buf, n, "padding %g leaves no input pixel",
 				 l->padding);
-			return buf;
-		}
-		break;
-	case PN_POOL:
-		if (l->kernel > l->image + 2 * l->padding) {
-			snprintf(buf, n, "kernel %g is larger than the padded "
-				 "image %g", l->kernel,
-				 l->image + 2 * l->padding);
-			return buf;
-		}
-		if (2 * l->padding > l->kernel) {   /* as PyTorch refuses */
-			snprintf(buf, n, "padding %g is more than half the "
-				 "kernel %g", l->padding, l->kernel);
 			return buf;
 		}
 		break;

@@ -145,6 +145,25 @@ static void cpu_blocked(const pn_layer *l, int backend, int gin,
 	*bwd = gin ? fmax(bout + bin - in, bin) : bout;
 }
 
+/* The bytes of a row's bias (and other vector) weights: the allocator
+ * holds them apart from its weight matrices. */
+static double vector_weights(const pn_layer *l)
+{
+	double e = l->bytes, g = l->type == PN_LSTM ? 4 : l->type == PN_GRU ?
+				 3 : 1;
+	switch (l->type) {
+	case PN_DENSE: return l->bias * l->out_features * e;
+	case PN_CONV2D: return l->bias * l->out_channels * e;
+	case PN_ATTENTION: return 4 * l->embed_dim * e;
+	case PN_LAYERNORM: return 2 * l->dim * e;
+	case PN_BATCHNORM: return 2 * l->in_channels * e;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return (l->bidirectional ? 2 : 1) * l->layers * 2 * g *
+		       l->hidden * e;
+	default: return 0;
+	}
+}
+
 void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 		   const pn_mem_opts *o, pn_mem_row *m)
 {
@@ -153,8 +172,11 @@ void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 	memset(m, 0, sizeof *m);
 	int be = o->backend;
 	double in = pn_mem_alloc(be, w.cm_in), out = pn_mem_alloc(be, w.cm_out);
-	if (pn_layer_defs[l->type].weights)
-		m->weights = pn_mem_alloc(be, w.cm_weights);
+	if (pn_layer_defs[l->type].weights) {
+		double v = vector_weights(l);
+		m->weights = pn_mem_alloc(be, w.cm_weights - v) +
+			     pn_mem_alloc(be, v);
+	}
 	double kept, work;
 	inner(l, dropout, be, &kept, &work);
 	kept = pn_mem_alloc(be, kept);

@@ -67,8 +67,10 @@
  *              - cm_out, blk(out)), blk(in) only with 16 input channels
  *              or more; backward max(blk(out) + blk(in) - cm_in,
  *              blk(in)), the first row blk(out)
- * Each of a row's tensors above (its weights, gradients, each state
- * tensor, input, output, the rest of its saved bytes, its workspace) is
+ * Each of a row's tensors above (its weight matrices and its vector
+ * weights, biases and norms' scales, as two; their gradients and each
+ * state tensor alike; its input, output, the rest of its saved bytes,
+ * its workspace) is
  * counted as the backend's allocator holds it (pn_mem_alloc: PyTorch's
  * CUDA caching allocator's rounding on a GPU).
  *
