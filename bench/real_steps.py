@@ -274,15 +274,25 @@ def rows_of(case):
                     image=a.shape[2], stride=m.stride[0], padding=m.padding[0],
                     bias=int(m.bias is not None))
             elif isinstance(m, nn.BatchNorm2d):
-                # pn has no batch norm type yet: the nearest, as
-                # samples/networks does (a normalisation of the same tensor)
-                add(name, "layernorm", True, batch=1,
-                    seq_len=a.shape[2] * a.shape[3], dim=a.shape[1])
+                assert a.shape[2] == a.shape[3]
+                add(name, "batchnorm", True, batch=1, in_channels=a.shape[1],
+                    image=a.shape[2])
             elif isinstance(m, nn.LayerNorm):
                 d = m.normalized_shape[0]
                 add(name, "layernorm", True, batch=1, seq_len=per_sample(a) // d, dim=d)
-            elif isinstance(m, (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d)):
-                add(name, "mem", False, elements=per_sample(a) + per_sample(out))
+            elif isinstance(m, (nn.MaxPool2d, nn.AvgPool2d)):
+                one = lambda v: v if isinstance(v, int) else v[0]
+                assert a.shape[2] == a.shape[3] and not m.ceil_mode
+                add(name, "pool", False,
+                    op="max" if isinstance(m, nn.MaxPool2d) else "avg",
+                    batch=1, in_channels=a.shape[1], image=a.shape[2],
+                    kernel=one(m.kernel_size), stride=one(m.stride),
+                    padding=one(m.padding))
+            elif isinstance(m, nn.AdaptiveAvgPool2d):
+                assert a.shape[2] == a.shape[3] and out.shape[2] == 1
+                add(name, "pool", False, op="avg", batch=1,
+                    in_channels=a.shape[1], image=a.shape[2],
+                    kernel=a.shape[2], stride=a.shape[2], padding=0)
             elif isinstance(m, (nn.ReLU, nn.GELU, nn.Tanh, nn.Dropout, Add)):
                 op = {nn.ReLU: "relu", nn.GELU: "gelu", nn.Tanh: "tanh",
                       nn.Dropout: "dropout", Add: "add"}[type(m)]

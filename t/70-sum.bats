@@ -197,10 +197,10 @@ in_precision() {
 }
 
 @test "pn-sum rejects a network row of an unknown layer type" {
-	sed 's/\tmem\tmem\t/\tpool\tmem\t/' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	sed 's/\tmem\tmem\t/\tconv3d\tmem\t/' "$F/net.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
 	run bash -c "pn-sum --fallback roofline $G -d UNIT '$BATS_TEST_TMPDIR/n.tsv' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[[ "$output" == "pn-sum: $BATS_TEST_TMPDIR/n.tsv:2: column 'layer': unknown layer type 'pool' (one of: "* ]]
+	[[ "$output" == "pn-sum: $BATS_TEST_TMPDIR/n.tsv:2: column 'layer': unknown layer type 'conv3d' (one of: "* ]]
 }
 
 @test "pn-sum rejects a pass column in a network" {

@@ -6,31 +6,73 @@ load test_helper
 F="$FIX/sum"
 G="--gpuspecs $FIX/sum/mem-gpus.tsv"
 # mem-gpus.tsv: BIG (2 GiB), TINY (1.4 GiB, twice BIG's speed, cheaper),
-# CPU1 (arch CPU-test: backend cpu).  Test GPUs pay memory.h's fixed GPU
-# cost, 1343 MiB = 1408237568 bytes.
+# CPU1 (arch CPU-test: backend cpu), CPUS (the same, 0.001 GiB).  Test
+# GPUs pay memory.h's fixed GPU cost, 1343 MiB = 1408237568 bytes, and
+# every tensor is rounded as PyTorch's CUDA caching allocator rounds it
+# (memory.h, pn_mem_alloc): r(x) = x up to a multiple of 512, or of 2 MiB
+# from 10 MiB on.
 FIXED=1408237568
 #
 # mem-dense.tsv: one dense 1000 -> 500 with bias, fp32, at batch 4:
-#   W = G = (1000 x 500 + 500) x 4 = 2002000; saved: the input 4 x 1000 x 4
-#   = 16000; forward workspace: the output 8000; backward: 16000 + 8000
-#   forward  W + S + 16000 + 8000      backward  W + S + 16000 + G + 24000
+#   W = G = r(1000 x 500 x 4) + r(500 x 4), the matrix and the bias
+#   = 2000384 + 2048 = 2002432; saved: the input
+#   r(4 x 1000 x 4 = 16000) = 16384; forward workspace: the output r(8000)
+#   = 8192; backward: the output's gradient 8192 (the first row: its input,
+#   the network's, needs no gradient)
+#   forward  W + S + 16384 + 8192      backward  W + S + 16384 + G + 8192
 #   step     W + S + G + t W  (t: adam, adadelta 2; adagrad, rmsprop,
 #            sgd with momentum 1; sgd 0)
-# mem-mlp.tsv per sample (GPU: a dropout mask of 1 byte an element):
-#   fc1 100 -> 50: W 20200, saved its input 400, workspace 200 / 600
-#   relu 50: saved its output 200, workspace 400 / 400
-#   dropout 50: saved its mask 50, workspace 400 / 400
-#   fc2 50 -> 10: W 2040, saved its input 200 (dropout keeps no output),
-#                 workspace 40 / 240
-#   softmax 10, the last row: saved its output 40 and its input 40 (the
-#                 logits the loop holds), workspace 80 / 80
-#   W = 22240, adam state 44480; saved 930 b in all.  At batch b (adam):
-#   forward, the highest row: dropout, 66720 + 650 b + 400 b
-#   backward, the highest row: fc2, 66720 + 850 b + G(fc2, loss) 2040
-#             + its gradients 240 b = 68760 + 1090 b (the others: fc1
-#             88960 + 1000 b, loss 66720 + 1010 b, drop 68760 + 1050 b)
-#   step      66720 + 22240 + 2 x 20200 = 129360
-#   so from b = 225 on the peak is 68760 + 1090 b
+# mem-mlp.tsv per sample (GPU: a dropout mask of 1 byte an element), at
+# batch b (bytes before r):
+#   fc1 100 -> 50: W r(20000) + r(200) = 20992, saved its input r(400 b),
+#                 workspace r(200 b) / r(200 b) (the first row)
+#   relu 50: saved its output r(200 b), workspace 2 r(200 b) / the same
+#   dropout 50: saved its mask r(50 b), workspace 2 r(200 b) / the same
+#   fc2 50 -> 10: W r(2000) + r(40) = 2560, saved its input r(200 b) (dropout
+#                 keeps no output), workspace r(40 b) / r(200 b) + r(40 b)
+#   softmax 10, the last row: saved its output r(40 b) and its input
+#                 r(40 b) (the logits the loop holds), workspace r(40 b) x 2
+#   W = 23552, adam state 47104.  At batch b (adam), from b = 225 on, the
+#   peak is the backward pass at fc2: W + state + the saved tensors of fc1
+#   to fc2 + G(fc2, loss) 2560 + fc2's gradients,
+#   73216 + r(400 b) + 3 r(200 b) + r(50 b) + r(40 b)
+#   (the others: fc1 94208 + r(400 b) + r(200 b); the forward at
+#   dropout 70656 + r(400 b) + 3 r(200 b) + r(50 b); the step 70656 +
+#   23552 + 2 x 20992)
+# mem-cnn.tsv per sample on CPU1 (no rounding, fixed cost 0), SGD:
+#   conv 1 -> 4, 3x3 pad 1 on 8x8: W 144, saved its input 256,
+#                 workspace: forward its output 1024 and oneDNN's
+#                 blocked output 16 x 64 x 4 = 4096 (its one input
+#                 channel is read as it is); backward, the first row: the
+#                 output's gradient 1024 and its blocked copy 4096
+#   bn 4 x 8x8: W 32, saved its input 1024 + 2 x 4 x 4 = 32 (mean and
+#                 1/std a channel, fp32, once a batch), workspace 1024 /
+#                 2048
+#   relu 256: saved its output 1024, workspace 2048 / 2048
+#   pool max 2x2/2 to 4x4: saved its input (relu's output: counted) and
+#                 64 int64 indices 512, workspace 256 / 1280
+#   fc 64 -> 10: W 2600, saved its input 256, workspace 40 / 296
+#   loss 10: saved its output and the logits 80, workspace 40 / 80
+#   W = G = 2776; saved 3152 b + 32.  The peak is the backward pass at
+#   conv: W + its saved input 256 b + G 2776 + its workspace 5120 b =
+#   5376 b + 5552 (relu's: W + the saved of conv, bn, relu, 2304 b + 32,
+#   + G(relu..loss) 2600 + its gradients 2048 b = 4352 b + 5408; the
+#   forward at conv 5376 b + 2776; the step 5552)
+# mem-res.tsv per sample on CPU1: a residual block, in -> c1 -> r1 -> c2
+#   (stride 2) and in -> down (1x1, stride 2), add, relu: down reads the
+#   block's input, which c1 keeps already
+
+# cpu_bytes FILE ROW: peak_gb of a summary row on CPU1, in bytes
+cpu_bytes() {
+	awk -F'\t' -v r="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "peak_gb") k = i }
+		NR == r + 1 { printf "%.0f\n", $k * 2^30 }' "$1"
+}
+
+# saved FILE: name and saved_bytes of each row of pn-sum --per-layer
+saved() {
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "saved_bytes") k = i; next }
+		{ printf "%s %s;", $1, $k }' "$1"
+}
 
 # peak_bytes FILE ROW: peak_gb of a summary row, in bytes less the fixed cost
 peak_bytes() {
@@ -49,58 +91,59 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 
 @test "pn-sum's peak with Adam is the optimizer step: W + 2W state + G + 2W temporaries" {
 	sum -d BIG -b 4 "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 12012000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 12014592 ]
 }
 
-@test "pn-sum's peak with plain SGD is the backward pass: W + saved input + G + gradients of input and output" {
+@test "pn-sum's peak with plain SGD is the backward pass: W + saved input + G + the output's gradient" {
 	sum -d BIG -b 4 --optimizer sgd "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 4044000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 4029440 ]
 }
 
 @test "pn-sum's peak without an optimizer keeps gradients but no state" {
 	sum -d BIG -b 4 --optimizer none "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 4044000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 4029440 ]
 }
 
 @test "pn-sum counts a momentum buffer for SGD with --momentum" {
 	sum -d BIG -b 4 --optimizer sgd --momentum "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8008000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8009728 ]
 }
 
 @test "pn-sum counts Adagrad's one state tensor and its temporary" {
 	sum -d BIG -b 4 --optimizer adagrad "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8008000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8009728 ]
 }
 
 @test "pn-sum counts RMSprop's state, and one more tensor with momentum" {
 	sum -d BIG -b 4 --optimizer rmsprop "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8008000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8009728 ]
 	sum -d BIG -b 4 --optimizer rmsprop --momentum "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 10010000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 10012160 ]
 }
 
 @test "pn-sum counts Adadelta's two state tensors and two temporaries" {
 	sum -d BIG -b 4 --optimizer adadelta "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 12012000 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 12014592 ]
 }
 
 @test "pn-sum keeps weights, gradients and state at the row's precision: fp16 halves them" {
 	sed 's/fp32/fp16/' "$F/mem-dense.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
 	sum -d BIG -b 4 "$BATS_TEST_TMPDIR/n.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 6006000 ]
+	# W = r(1001000) = 1001472; the step 6 W
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 6008832 ]
 }
 
 @test "pn-sum --per-layer gives every row's weights, gradients, state, saved bytes and workspace" {
 	run pn-sum --fallback roofline $G -d BIG -b 4 --per-layer "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[0]}" | cut -f10-)" = "$(printf 'device\tsource\ttime_ms\ttotal_ms\tweights_bytes\tgrads_bytes\tstate_bytes\tsaved_bytes\tworkspace_bytes')" ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f14-)" = "$(printf '2002000\t2002000\t4004000\t16000\t24000')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f14-)" = "$(printf '2002432\t2002432\t4004864\t16384\t8192')" ]
 }
 
 @test "pn-sum keeps a dropout mask of one byte an element on a GPU and of the precision's bytes on the CPU" {
 	run pn-sum --fallback roofline $G -d BIG,CPU1 -b 1000 --per-layer "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | awk -F'\t' '$1 == "drop" { print $12, $19 }' | tr '\n' ';')" = "BIG 50000;CPU1 200000;" ]
+	[ "$(printf '%s\n' "$output" | awk -F'\t' '$1 == "drop" { print $12, $19 }' | tr '\n' ';')" = "BIG 50176;CPU1 200000;" ]
 }
 
 @test "pn-sum counts a tensor kept by one row and read by the next once" {
@@ -108,16 +151,18 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	[ "$status" -eq 0 ]
 	# relu keeps its output; dropout keeps its mask only; fc2 keeps its
 	# input; the loss its output and the logits
-	[ "$(printf '%s\n' "$output" | cut -f1,19 | tail -n +2 | tr '\t\n' ' ;')" = "fc1 400000;relu 200000;drop 50000;fc2 200000;loss 80000;" ]
+	[ "$(printf '%s\n' "$output" | cut -f1,19 | tail -n +2 | tr '\t\n' ' ;')" = "fc1 400384;relu 200192;drop 50176;fc2 200192;loss 80896;" ]
 }
 
 @test "pn-sum's peak of a small network at a large batch is in the backward pass, where saved tensors meet the gradients" {
 	sum -d BIG -b 1000 "$F/mem-mlp.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 1158760 ]
+	# 73216 + r(400000) + 3 r(200000) + r(50000) + r(40000)
+	# = 73216 + 400384 + 3 x 200192 + 50176 + 40448
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 1164800 ]
 }
 
 @test "pn-sum ranks a GPU the job does not fit after one it fits, by time and by cost" {
-	# batch 100000: 68760 + 109000000 + 1408237568 bytes > TINY's 1.4 GiB
+	# batch 100000: about 109 MB + 1408237568 bytes > TINY's 1.4 GiB
 	run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | cut -f1,2,13,16 | tail -n +2 | tr '\t\n' ' ;')" = "1 BIG 1 yes;2 TINY 2 no;" ]
@@ -131,20 +176,26 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 
 @test "pn-sum --max-batch finds the hand-computed largest batch" {
 	# TINY: 1.4 x 2^30 - 1408237568 = 95000985.6 bytes for
-	# 68760 + 1090 b: b = 87093
+	# 73216 + r(400 b) + 3 r(200 b) + r(50 b) + r(40 b): at b = 83886,
+	# 400 b = 33554400 and 200 b = 16777200 round to 32 and 16 MiB:
+	# 73216 + 33554432 + 3 x 16777216 + r(4194300) 4194304
+	# + r(3355440) 3355648 = 91509248; at 83887 they round up to 34 and
+	# 18 MiB: 99898368, too much
 	run pn-sum --fallback roofline $G -d TINY --max-batch "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | column /dev/stdin batch)" = 87093 ]
+	[ "$(printf '%s\n' "$output" | column /dev/stdin batch)" = 83886 ]
 	[ "$(printf '%s\n' "$output" | column /dev/stdin fits)" = yes ]
-	[ "$(peak_bytes <(printf '%s\n' "$output") 1)" = 95000130 ]
+	[ "$(peak_bytes <(printf '%s\n' "$output") 1)" = 91509248 ]
 }
 
 @test "pn-sum --max-batch predicts each GPU's epoch at its own batch" {
 	run pn-sum --fallback roofline $G -d TINY,BIG --max-batch -n 1000000 "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	# BIG: (2 x 2^30 - 1408237568 - 68760) / 1090 = 678144.3; 1e6 samples
-	# in two batches, in 12 on TINY
-	[ "$(printf '%s\n' "$output" | cut -f2,4,10 | tail -n +2 | tr '\t\n' ' ;')" = "TINY 87093 12;BIG 678144 2;" ]
+	# BIG: 2 x 2^30 - 1408237568 = 739246080 bytes; at b = 671088:
+	# 73216 + 256 MiB + 3 x 128 MiB + 32 MiB + r(26843520) 26 MiB
+	# = 731979264; at 671089: 258, 130, 34 and 26 MiB, 742465024, too
+	# much.  1e6 samples in two batches, in 12 on TINY
+	[ "$(printf '%s\n' "$output" | cut -f2,4,10 | tail -n +2 | tr '\t\n' ' ;')" = "TINY 83886 12;BIG 671088 2;" ]
 }
 
 @test "pn-sum --max-batch gives batch 0 and no times on a GPU not even one sample fits" {
@@ -180,15 +231,16 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 }
 
 @test "pn-sum takes a traced graph's weights from its acc rows and the optimizer from --optimizer" {
-	# mem-traced.tsv: two acc rows of 1000 and 24 elements: W = G = 4096,
-	# adam state 8192, the largest weight row 4000 bytes: the step
-	# 4096 x 4 + 2 x 4000 (the dense rows' own weights do not count)
+	# mem-traced.tsv: two acc rows of 1000 and 24 elements: W = G =
+	# r(4000) + r(96) = 4096 + 512 = 4608, adam state 9216, the largest
+	# weight row 4096 bytes: the step 4608 x 4 + 2 x 4096 (the dense rows'
+	# own weights do not count)
 	sum -d BIG --optimizer adam "$F/mem-traced.tsv"
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 24384 ]
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 26624 ]
 	sum -d BIG "$F/mem-traced.tsv"
-	# no optimizer: forward 4096 + input 192 + output 320; backward from
-	# the first row: W + input + G + its gradients 192 + 320
-	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 8896 ]
+	# no optimizer: forward W + input r(192) + output r(320); backward
+	# from the first row: W + input 512 + G + its output's gradient 512
+	[ "$(peak_bytes "$BATS_TEST_TMPDIR/o" 1)" = 10240 ]
 }
 
 @test "pn-sum --plot draws the GPUs the job does not fit in grey" {
@@ -204,4 +256,51 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	# in the epoch chart and the cost chart
 	[ "$(grep -c '^"TINY" .* 12303291$' "$BATS_TEST_TMPDIR/script")" = 2 ]
 	[ "$(grep -c '^"BIG" .* 4487082$' "$BATS_TEST_TMPDIR/script")" = 2 ]
+}
+
+@test "pn-sum keeps a max pooling's int64 indices and a batch norm's input with its mean and 1/std a channel" {
+	pn-sum --fallback roofline $G -d CPU1 -b 2 --per-layer "$F/mem-cnn.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(saved "$BATS_TEST_TMPDIR/o")" = "conv 512;bn 2080;relu 2048;pool 1024;fc 512;loss 160;" ]
+}
+
+@test "pn-sum's peak of a network with batch norm and max pooling on the CPU is the hand-computed one, oneDNN's blocked copies included" {
+	sum -d CPU1 -b 2 "$F/mem-cnn.tsv"
+	# 5376 x 2 + 5552
+	[ "$(cpu_bytes "$BATS_TEST_TMPDIR/o" 1)" = 16304 ]
+}
+
+@test "pn-sum keeps only the input of an average pooling, which the row before keeps already" {
+	sed 's/\tmax\t/\tavg\t/' "$F/mem-cnn.tsv" >"$BATS_TEST_TMPDIR/n.tsv"
+	pn-sum --fallback roofline $G -d CPU1 -b 2 --per-layer "$BATS_TEST_TMPDIR/n.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(saved "$BATS_TEST_TMPDIR/o")" = "conv 512;bn 2080;relu 2048;pool 0;fc 512;loss 160;" ]
+}
+
+@test "pn-sum counts a residual block's input once, though its shortcut conv reads it too" {
+	pn-sum --fallback roofline $G -d CPU1 -b 2 --per-layer "$F/mem-res.tsv" >"$BATS_TEST_TMPDIR/o"
+	# in and r1 keep their outputs (64 x 4 x 2); c1, c2 read them; down
+	# reads in's output: nothing new; out keeps its output and input
+	[ "$(saved "$BATS_TEST_TMPDIR/o")" = "in 512;c1 0;r1 512;c2 0;down 0;add 0;out 512;" ]
+}
+
+@test "pn-sum --max-batch on a network with batch norm and max pooling is the hand-computed batch" {
+	# CPUS: 0.001 GiB = 1073741.824 bytes; 5376 b + 5552: b = 198
+	# (1070000 bytes; 199: 1075376)
+	run pn-sum --fallback roofline $G -d CPUS --max-batch "$F/mem-cnn.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | column /dev/stdin batch)" = 198 ]
+	[ "$(cpu_bytes <(printf '%s\n' "$output") 1)" = 1070000 ]
+}
+
+@test "pn-sum rounds each tensor on a GPU as PyTorch's caching allocator does, and not on the CPU" {
+	pn-sum --fallback roofline $G -d BIG,CPU1 -b 4 --per-layer "$F/mem-dense.tsv" >"$BATS_TEST_TMPDIR/o"
+	# weights 2000000 + 2000 bytes: 3907 and 4 blocks of 512 on the GPU
+	[ "$(awk -F'\t' 'NR > 1 { printf "%s %s;", $10, $14 }' "$BATS_TEST_TMPDIR/o")" = "BIG 2002432;CPU1 2002000;" ]
+}
+
+@test "pn-sum gives a GPU tensor of 10 MiB or more a segment of whole 2 MiB" {
+	# one dense 1024 -> 2561 without bias: 10489856 bytes of weights,
+	# 10 MiB + 4096: 12 MiB
+	printf 'name\tlayer\tphase\tbatch\tin_features\tout_features\tbias\noops\tdense\ttrain\t1\t1024\t2561\t0\n' >"$BATS_TEST_TMPDIR/n.tsv"
+	pn-sum --fallback roofline $G -d BIG --per-layer "$BATS_TEST_TMPDIR/n.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "weights_bytes") k = i; next } { print $k }' "$BATS_TEST_TMPDIR/o")" = 12582912 ]
 }

@@ -202,20 +202,22 @@ X
 
 @test "pn-net --image and --classes size a CNN" {
 	pn-net --arch resnet18 --image 160 --classes 10 >"$T/o"
-	[ "$(awk -F'\t' '$1 == "conv1" {print $19}; $1 == "avgpool" {print $29}; $1 == "fc" {print $10}' "$T/o" | tr '\n' ,)" = \
-	  "160,13312,10," ]
+	# the global average pool: 512 channels of 5 x 5 (160 / 32), one window
+	[ "$(awk -F'\t' '$1 == "conv1" {print $19}; $1 == "avgpool" {print $3, $16, $19, $18, $20}; $1 == "fc" {print $10}' "$T/o" | tr '\n' ,)" = \
+	  "160,avg 512 5 5 5,10," ]
 }
 
 @test "pn-net gives VGG an average pool only where the feature map is not 7 x 7" {
 	! pn-net --arch vgg11 | grep -q avgpool
-	[ "$(pn-net --arch vgg11 --image 256 | awk -F'\t' '$1 == "avgpool" {print $29}')" = $((512 * 64 + 512 * 49)) ]
+	# 8 x 8 to 7 x 7: windows of 2, stride 1
+	[ "$(pn-net --arch vgg11 --image 256 | awk -F'\t' '$1 == "avgpool" {print $3, $16, $19, $18, $20, $21}')" = "avg 512 8 2 1 0" ]
 }
 
 @test "pn-net builds a conv stack" {
 	run pn-net --conv-stack 8k5s2,M,16,A,f32 --image 32 --classes 10
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 {print $1, $2, $9, $10, $16, $17, $18, $19, $20, $21, $29}' | tr '\n' ,)" = \
-	  "conv1 conv2d NA NA 3 8 5 32 2 2 NA,pool2 mem NA NA NA NA NA NA NA NA 2560,conv3 conv2d NA NA 8 16 3 8 1 1 NA,avgpool4 mem NA NA NA NA NA NA NA NA 1040,fc5 dense 16 32 NA NA NA NA NA NA NA,fc dense 32 10 NA NA NA NA NA NA NA,softmax softmax NA NA NA NA NA NA NA NA NA," ]
+	[ "$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 {print $1, $2, $3, $9, $10, $16, $17, $18, $19, $20, $21, $29}' | tr '\n' ,)" = \
+	  "conv1 conv2d conv2d NA NA 3 8 5 32 2 2 NA,pool2 pool max NA NA 8 NA 2 16 2 0 NA,conv3 conv2d conv2d NA NA 8 16 3 8 1 1 NA,avgpool4 pool avg NA NA 16 NA 8 8 8 0 NA,fc5 dense dense 16 32 NA NA NA NA NA NA NA,fc dense dense 32 10 NA NA NA NA NA NA NA,softmax softmax softmax NA NA NA NA NA NA NA NA NA," ]
 }
 
 @test "pn-net's networks read in pn-sum for every family" {

@@ -148,21 +148,28 @@ void pn_arch_free(pn_arch *a)
 
 /* ---- convolutional networks ------------------------------------------- */
 
+/* The input and window of a conv2d or pool row; returns the output side. */
+static double window(pn_layer *l, double c, double x, double k, double s,
+		     double p)
+{
+	l->in_channels = c;
+	l->image = x;
+	l->kernel = k;
+	l->stride = s;
+	l->padding = p;
+	return pn_conv_out(l);
+}
+
 /* A conv; returns the output side. */
 static double conv(pn_arch *a, const char *name, double rep, double cin,
 		   double cout, double k, double x, double s, double p,
 		   int bias, int act)
 {
 	pn_layer *l = row(a, PN_CONV2D, rep, "%s", name);
-	l->in_channels = cin;
 	l->out_channels = cout;
-	l->kernel = k;
-	l->image = x;
-	l->stride = s;
-	l->padding = p;
 	l->bias = bias;
 	l->activation = act;
-	return pn_conv_out(l);
+	return window(l, cin, x, k, s, p);
 }
 
 /* A depthwise conv (groups = channels): one channel per batch entry. */
@@ -175,16 +182,27 @@ static double dwconv(pn_arch *a, const char *name, double rep, double c,
 	return y;
 }
 
-static void pool(pn_arch *a, const char *name, double rep, double c,
-		 double x, double y)
+/* A pooling (op max or avg) of c channels of side x; returns the output
+ * side. */
+static double pool(pn_arch *a, const char *name, double rep, const char *op,
+		   double c, double x, double k, double s, double p)
 {
-	pn_layer *l = row(a, PN_MEM, rep, "%s", name);
-	l->elements = c * x * x + c * y * y;
+	pn_layer *l = row(a, PN_POOL, rep, "%s", name);
+	snprintf(l->op, sizeof l->op, "%s", op);
+	return window(l, c, x, k, s, p);
+}
+
+/* A global average pooling (AdaptiveAvgPool2d(1)): one window. */
+static void gap(pn_arch *a, double c, double x)
+{
+	pool(a, "avgpool", 1, "avg", c, x, x, x, 0);
 }
 
 static void bn(pn_arch *a, const char *name, double rep, double c, double x)
 {
-	vec(a, name, rep, PN_LAYERNORM, NULL, 1, x * x, c);
+	pn_layer *l = row(a, PN_BATCHNORM, rep, "%s", name);
+	l->in_channels = c;
+	l->image = x;
 }
 
 static void relu(pn_arch *a, const char *name, double rep, double c, double x)
@@ -221,12 +239,14 @@ static int vgg(pn_arch *a, int depth, pn_arch_err *e)
 			     PN_ACT_RELU);
 		}
 		snprintf(nm, sizeof nm, "pool%d", i + 1);
-		pool(a, nm, 1, c, x, floor(x / 2));
+		x = pool(a, nm, 1, "max", c, x, 2, 2, 0);
 		cin = c;
-		x = floor(x / 2);
 	}
-	if (x != 7)
-		pool(a, "avgpool", 1, 512, x, 7);
+	if (x != 7) {
+		/* AdaptiveAvgPool2d(7), as windows of one size */
+		double s = floor(x / 7);
+		pool(a, "avgpool", 1, "avg", 512, x, x - 6 * s, s, 0);
+	}
 	dense(a, "fc6", 1, 1, 25088, 4096, 1, PN_ACT_RELU);
 	vec(a, "drop6", 1, PN_ELEMENTWISE, "dropout", 1, 1, 4096);
 	dense(a, "fc7", 1, 1, 4096, 4096, 1, PN_ACT_RELU);
@@ -286,9 +306,7 @@ static int resnet(pn_arch *a, int depth, pn_arch_err *e)
 			0);
 	bn(a, "bn1", 1, 64, x);
 	relu(a, "relu1", 1, 64, x);
-	double y = floor((x + 2 - 3) / 2) + 1;
-	pool(a, "maxpool", 1, 64, x, y);
-	x = y;
+	x = pool(a, "maxpool", 1, "max", 64, x, 3, 2, 1);
 	double cin = 64;
 	for (int l = 0; l < 4; l++) {
 		double cout = (bneck ? 256 : 64) * (1 << l), s = l ? 2 : 1;
@@ -300,7 +318,7 @@ static int resnet(pn_arch *a, int depth, pn_arch_err *e)
 		resblock(a, nm, blocks[k][l] - 1, bneck, cout, cout, x, 1);
 		cin = cout;
 	}
-	pool(a, "avgpool", 1, cin, x, 1);
+	gap(a, cin, x);
 	classifier(a, cin);
 	return 0;
 }
@@ -362,7 +380,7 @@ static int mobilenet_v2(pn_arch *a, pn_arch_err *e)
 	bn(a, nm, 1, 1280, x);
 	snprintf(nm, sizeof nm, "features.%d.relu6", f);
 	relu(a, nm, 1, 1280, x);
-	pool(a, "avgpool", 1, 1280, x, 1);
+	gap(a, 1280, x);
 	vec(a, "dropout", 1, PN_ELEMENTWISE, "dropout", 1, 1, 1280);
 	classifier(a, 1280);
 	return 0;
@@ -426,7 +444,10 @@ static int stack_item(pn_arch *a, const char *it, size_t len, int idx,
 				     "feature map vanishes", a->o.image);
 		snprintf(nm, sizeof nm, "%s%d", *it == 'M' ? "pool" : "avgpool",
 			 idx);
-		pool(a, nm, 1, *c, *x, y);
+		if (*it == 'M')
+			pool(a, nm, 1, "max", *c, *x, 2, 2, 0);
+		else
+			pool(a, nm, 1, "avg", *c, *x, *x, *x, 0);
 		*x = y;
 		return 0;
 	}

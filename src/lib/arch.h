@@ -74,8 +74,10 @@
  * conv), at image x image x 3 and classes outputs; lstm-seq2seq (Sutskever
  * et al. 2014: 4+4 LSTM layers of 1000 cells, vocabularies 160000 and
  * 80000; seq tokens a side, default 30).  Batch normalisation is a
- * `layernorm` row of seq_len = H x W, dim = channels; pooling a `mem` row
- * moving input and output once; ReLU (ReLU6) after a normalisation an
+ * `batchnorm` row, pooling a `pool` row (max: 3x3/2 pad 1 in ResNet, 2x2/2
+ * in VGG; avg: global, kernel = stride = the image; VGG's adaptive pool to
+ * 7 x 7 where the image is not 224: windows of stride floor(x / 7), kernel
+ * x - 6 stride); ReLU (ReLU6) after a normalisation an
  * `elementwise` relu, else the conv's activation; a depthwise conv a
  * conv2d of one channel in and out with batch = channels.
  *

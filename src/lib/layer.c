@@ -22,8 +22,21 @@ static const char *const d_vec[] = {"batch", "seq_len", "dim", 0};
 static const char *const d_elem[] = {"op", "batch", "seq_len", "dim", 0};
 static const char *const d_pos[] = {"batch", "seq_len", "embed_dim", 0};
 static const char *const d_mem[] = {"elements", 0};
+static const char *const d_bn[] = {"batch", "in_channels", "image", 0};
+static const char *const d_pool[] = {"op", "batch", "in_channels", "image",
+	"kernel", "stride", "padding", 0};
 
-/* name, dims, bias, activation, weights, dropout, vector */
+/* Elementwise ops; the first five read two tensors. */
+static const char *const elemops[] = {
+	"add", "sub", "mul", "div", "pow", "addu", "subu", "mulu", "divu",
+	"powu", "relu", "gelu", "tanh", "sigmoid", "exp", "neg", "copy",
+	"dropout", 0
+};
+enum { NBINARY = 5 };
+/* Pooling ops (pn_layer_defs' ops of pool). */
+static const char *const poolops[] = {"max", "avg", 0};
+
+/* name, dims, bias, activation, weights, dropout, vector, ops */
 const pn_layer_def pn_layer_defs[PN_NLAYERS] = {
 	[PN_DENSE] = {"dense", d_dense, 1, 1, 1, 0, 0},
 	[PN_BMM] = {"bmm", d_bmm, 0, 0, 0, 0, 0},
@@ -35,14 +48,17 @@ const pn_layer_def pn_layer_defs[PN_NLAYERS] = {
 	[PN_GRU] = {"gru", d_rnn, 0, 1, 1, 1, 0},
 	[PN_LAYERNORM] = {"layernorm", d_vec, 0, 0, 1, 0, 1},
 	[PN_SOFTMAX] = {"softmax", d_vec, 0, 0, 0, 0, 1},
-	[PN_ELEMENTWISE] = {"elementwise", d_elem, 0, 0, 0, 1, 1},
+	[PN_ELEMENTWISE] = {"elementwise", d_elem, 0, 0, 0, 1, 1, elemops},
 	[PN_POSENC] = {"posenc", d_pos, 0, 0, 0, 0, 0},
 	[PN_MEM] = {"mem", d_mem, 0, 0, 0, 0, 0},
+	[PN_BATCHNORM] = {"batchnorm", d_bn, 0, 0, 1, 0, 0},
+	[PN_POOL] = {"pool", d_pool, 0, 0, 0, 0, 0, poolops},
 };
 
 const char *const pn_layer_names[PN_NLAYERS + 1] = {
 	"dense", "bmm", "conv2d", "attention", "embedding", "rnn", "lstm",
-	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem", 0
+	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem",
+	"batchnorm", "pool", 0
 };
 
 const char *const pn_prec_names[PN_NPREC + 1] = {"fp32", "tf32", "fp16", "bf16", 0};
@@ -53,13 +69,6 @@ const char *const pn_opt_names[PN_NOPT + 1] = {
 };
 const char *const pn_act_names[PN_NACT + 1] = {"none", "relu", "tanh", "sigmoid", 0};
 
-/* Elementwise ops; the first five read two tensors. */
-static const char *const elemops[] = {
-	"add", "sub", "mul", "div", "pow", "addu", "subu", "mulu", "divu",
-	"powu", "relu", "gelu", "tanh", "sigmoid", "exp", "neg", "copy",
-	"dropout", 0
-};
-enum { NBINARY = 5 };
 
 const char *const pn_layer_attrs[] = {
 	"op", "bias", "activation", "precision", "pass", "optimizer", 0
@@ -249,11 +258,17 @@ double pn_conv_out(const pn_layer *l)
 const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 {
 	switch (l->type) {
-	case PN_CONV2D:
+	case PN_CONV2D: case PN_POOL:
 		if (l->kernel > l->image + 2 * l->padding) {
 			snprintf(buf, n, "kernel %g is larger than the padded "
 				 "image %g", l->kernel,
 				 l->image + 2 * l->padding);
+			return buf;
+		}
+		if (l->type == PN_POOL && 2 * l->padding > l->kernel) {
+			/* as PyTorch refuses it */
+			snprintf(buf, n, "padding %g is more than half the "
+				 "kernel %g", l->padding, l->kernel);
 			return buf;
 		}
 		if (2 * l->padding >= l->kernel + l->image) {
@@ -371,16 +386,17 @@ static int read_dims(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 			    "unknown layer type '%s'", name);
 	l->type = (pn_layer_type)t;
 	snprintf(l->op, sizeof l->op, "%s", name);
-	if (t == PN_ELEMENTWISE) {
+	const char *const *ops = pn_layer_defs[t].ops;
+	if (ops) {
 		if (c->op < 0)
 			return fail(e, -1, NULL, "missing column 'op' (needed "
-				    "by layer 'elementwise')");
+				    "by layer '%s')", name);
 		if (pn_tsv_na(in, c->op))
-			return fail(e, c->op, NULL, "no value for layer "
-				    "'elementwise'");
-		if (pn_name_index(elemops, pn_tsv_str(in, c->op)) < 0)
-			return fail(e, c->op, NULL, "unknown elementwise op "
-				    "'%s'", pn_tsv_str(in, c->op));
+			return fail(e, c->op, NULL, "no value for layer '%s'",
+				    name);
+		if (pn_name_index(ops, pn_tsv_str(in, c->op)) < 0)
+			return fail(e, c->op, NULL, "unknown %s op '%s'", name,
+				    pn_tsv_str(in, c->op));
 		snprintf(l->op, sizeof l->op, "%s", pn_tsv_str(in, c->op));
 	}
 	for (size_t i = 0; i < NDIMS; i++) {
@@ -464,7 +480,7 @@ int pn_layer_columns(pn_layer_type t, int flags, const char **cols)
 	const pn_layer_def *d = &pn_layer_defs[t];
 	int n = 0;
 	cols[n++] = "layer";
-	if (t == PN_ELEMENTWISE || (flags & PN_LC_VECOP && d->vector))
+	if (d->ops || (flags & PN_LC_VECOP && d->vector))
 		cols[n++] = "op";
 	for (const char *const *s = d->dims; *s; s++)
 		if (strcmp(*s, "op") != 0)
@@ -628,6 +644,27 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		w->tiles = ceil(B * S * l->embed_dim / 1024);
 		w->vector = 1;
 		break;
+	case PN_BATCHNORM: {
+		double n = B * l->in_channels * l->image * l->image;
+		w->flops = w->co = 8 * n;           /* as layernorm */
+		ww = 2 * l->in_channels;
+		win = wout = n;
+		w->tiles = l->in_channels;          /* a reduction a channel */
+		w->vector = 1;
+		break;
+	}
+	case PN_POOL: {
+		double oh = pn_conv_out(l);
+		double out = B * l->in_channels * oh * oh;
+		w->flops = w->co = out * l->kernel * l->kernel;
+		win = B * l->in_channels * l->image * l->image;
+		wout = out;
+		if (l->train && strcmp(l->op, "max") == 0)
+			extra = out * 8.0 / e;      /* int64 indices */
+		w->tiles = ceil(out / 1024);
+		w->vector = 1;
+		break;
+	}
 	case PN_MEM:
 		/* NeuSight's MEM: every element listed is read or written once */
 		win = l->elements;

@@ -31,11 +31,20 @@
  *   mem          elements   (a pure memory pass, such as a copy, view
  *                materialisation or dropout mask: elements read plus
  *                elements written; no arithmetic)
+ *   batchnorm    batch in_channels image                              yes
+ *                (2-d batch norm in training: statistics over batch and
+ *                the image x image pixels of each of the in_channels
+ *                channels; weights: a scale and a shift a channel)
+ *   pool         op batch in_channels image kernel stride padding
+ *                (op: max avg; 2-d pooling of each channel, conv2d's
+ *                columns and output side, pn_conv_out; a global pooling
+ *                has kernel = image; padding at most kernel / 2)
  *
  * Every dimension is a whole number of at least 1 (padding and
  * bidirectional: at least 0; bidirectional and bias: 0 or 1).  seq_len has
- * no default: the nine types that have it require it, and the other four
- * (dense bmm conv2d mem) leave it 0.
+ * no default: the nine types that have it require it, and the others
+ * (dense bmm conv2d mem batchnorm pool) leave it 0.  The types that take
+ * an op (elementwise, pool) require the op column.
  *
  * Common columns, all optional:
  *   bias        0 or 1; default 1 for types with a bias (dense, conv2d),
@@ -57,7 +66,7 @@
 typedef enum {
 	PN_DENSE, PN_BMM, PN_CONV2D, PN_ATTENTION, PN_EMBEDDING, PN_RNN,
 	PN_LSTM, PN_GRU, PN_LAYERNORM, PN_SOFTMAX, PN_ELEMENTWISE, PN_POSENC,
-	PN_MEM, PN_NLAYERS
+	PN_MEM, PN_BATCHNORM, PN_POOL, PN_NLAYERS
 } pn_layer_type;
 
 /* One layer type of the table above. */
@@ -72,6 +81,9 @@ typedef struct {
 	unsigned char vector;          /* a vector op: layernorm softmax
 					  elementwise, which pn-import writes
 					  under one header with op */
+	const char *const *ops;        /* the values of its required op
+					  column, NULL-ended; NULL: the type
+					  takes no op (its op is its name) */
 } pn_layer_def;
 
 extern const pn_layer_def pn_layer_defs[PN_NLAYERS];
@@ -119,7 +131,8 @@ int pn_act_of(const char *name);
 /* Bytes per element of a precision: 4 for fp32 and tf32, 2 for fp16, bf16. */
 int pn_prec_bytes(pn_prec p);
 
-/* NULL-terminated list of the elementwise ops, and whether an op reads two
+/* NULL-terminated list of the elementwise ops (pn_layer_defs' ops of
+ * elementwise), and whether an op reads two
  * tensors (add sub mul div pow) rather than one (with a scalar: the ...u
  * ops; or none). */
 const char *const *pn_elem_ops(void);
@@ -204,9 +217,10 @@ typedef struct {
  *   'x' is not a number                          (col; notwhole)
  *   '1.5' is not a whole number                  (col; notwhole)
  *   batch must be at least 1, not 0              (col: the dimension)
- *   unknown elementwise op 'foo'                 (col: op)
+ *   unknown elementwise op 'foo'                 (col: op; also pool)
  *   unknown value 'fp8'                          (col: precision; names)
- *   impossible conv2d: kernel 7 is larger than the padded image 6  (-1) */
+ *   impossible conv2d: kernel 7 is larger than the padded image 6  (-1)
+ *   impossible pool: padding 2 is more than half the kernel 3      (-1) */
 int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 		   pn_prec *prec, pn_layer_err *e);
 

@@ -19,6 +19,21 @@ int pn_mem_backend(const pn_gpu *g)
 							   : PN_MEM_GPU;
 }
 
+/* PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp):
+ * every block a multiple of kMinBlockSize, 512 B; a request of
+ * kMinLargeAlloc, 10 MiB, or more gets a segment of its own, rounded up
+ * to kRoundLarge, 2 MiB.  Smaller blocks share the 2 MiB and 20 MiB
+ * segments of the small and large pools (their free tails: not counted). */
+#define MIB 1048576.0
+
+double pn_mem_alloc(int backend, double bytes)
+{
+	if (backend != PN_MEM_GPU || bytes <= 0)
+		return bytes;
+	double b = ceil(bytes / 512) * 512;
+	return bytes >= 10 * MIB ? ceil(bytes / (2 * MIB)) * 2 * MIB : b;
+}
+
 /* Temporaries of PyTorch's single-tensor optimizer step, in tensors of a
  * parameter's size (sqrt, then the division, of Adam's denominator). */
 static const double opt_temps[PN_NOPT] = {
@@ -41,7 +56,8 @@ static int keeps(const pn_layer *l)
 	case PN_DENSE: case PN_CONV2D:
 		return KEEP_IN | (l->activation ? KEEP_OUT : 0);
 	case PN_BMM: case PN_ATTENTION: case PN_EMBEDDING: case PN_RNN:
-	case PN_LSTM: case PN_GRU: case PN_LAYERNORM:
+	case PN_LSTM: case PN_GRU: case PN_LAYERNORM: case PN_BATCHNORM:
+	case PN_POOL:
 		return KEEP_IN;
 	case PN_SOFTMAX:
 		return KEEP_OUT;
@@ -85,6 +101,15 @@ static void inner(const pn_layer *l, double dropout, int backend,
 	case PN_LAYERNORM:
 		*kept = 2 * B * S * 4;
 		break;
+	case PN_BATCHNORM:   /* save_mean, save_invstd: fp32 a channel */
+		*kept = 2 * l->in_channels * 4;
+		break;
+	case PN_POOL:        /* max_pool2d_with_indices: int64 indices */
+		if (strcmp(l->op, "max") == 0) {
+			double y = pn_conv_out(l);
+			*kept = B * l->in_channels * y * y * 8;
+		}
+		break;
 	case PN_ELEMENTWISE:
 		if (strcmp(l->op, "dropout") == 0)
 			*kept = B * S * l->dim * (backend == PN_MEM_CPU ? e : 1);
@@ -94,26 +119,79 @@ static void inner(const pn_layer *l, double dropout, int backend,
 	}
 }
 
+/* On the CPU, PyTorch's oneDNN convolution works in a blocked layout of
+ * channels padded to 16 (nChw16c) and reorders from and to PyTorch's:
+ * blk(c, s) = B ceil(c / 16) 16 s s e.  Forward: the blocked output,
+ * with the blocked input where it has 16 channels or more (a first
+ * layer's few channels are read as they are); then the output, the
+ * blocked output still there.  Backward: the blocked output gradient and
+ * the blocked input gradient; then the input gradient, the blocked one
+ * still there (gin 0: no input gradient, the blocked output gradient
+ * only).  Returns the bytes of each pass beyond the row's own output
+ * (fwd) and output and input gradients (bwd); 0 on a GPU or for another
+ * type. */
+static void cpu_blocked(const pn_layer *l, int backend, int gin,
+			double *fwd, double *bwd)
+{
+	*fwd = *bwd = 0;
+	if (backend != PN_MEM_CPU || l->type != PN_CONV2D)
+		return;
+	double y = pn_conv_out(l), x = l->image, B = l->batch, e = l->bytes;
+	double bout = B * ceil(l->out_channels / 16) * 16 * y * y * e;
+	double bin = B * ceil(l->in_channels / 16) * 16 * x * x * e;
+	double out = B * l->out_channels * y * y * e;
+	double in = B * l->in_channels * x * x * e;
+	*fwd = fmax((l->in_channels >= 16 ? bin : 0) + bout - out, bout);
+	*bwd = gin ? fmax(bout + bin - in, bin) : bout;
+}
+
+/* The bytes of a row's bias (and other vector) weights: the allocator
+ * holds them apart from its weight matrices. */
+static double vector_weights(const pn_layer *l)
+{
+	double e = l->bytes, g = l->type == PN_LSTM ? 4 : l->type == PN_GRU ?
+				 3 : 1;
+	switch (l->type) {
+	case PN_DENSE: return l->bias * l->out_features * e;
+	case PN_CONV2D: return l->bias * l->out_channels * e;
+	case PN_ATTENTION: return 4 * l->embed_dim * e;
+	case PN_LAYERNORM: return 2 * l->dim * e;
+	case PN_BATCHNORM: return 2 * l->in_channels * e;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return (l->bidirectional ? 2 : 1) * l->layers * 2 * g *
+		       l->hidden * e;
+	default: return 0;
+	}
+}
+
 void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 		   const pn_mem_opts *o, pn_mem_row *m)
 {
 	pn_work w;
 	pn_layer_work(l, &w);
 	memset(m, 0, sizeof *m);
-	if (pn_layer_defs[l->type].weights)
-		m->weights = w.cm_weights;
+	int be = o->backend;
+	double in = pn_mem_alloc(be, w.cm_in), out = pn_mem_alloc(be, w.cm_out);
+	if (pn_layer_defs[l->type].weights) {
+		double v = vector_weights(l);
+		m->weights = pn_mem_alloc(be, w.cm_weights - v) +
+			     pn_mem_alloc(be, v);
+	}
 	double kept, work;
-	inner(l, dropout, o->backend, &kept, &work);
+	inner(l, dropout, be, &kept, &work);
+	kept = pn_mem_alloc(be, kept);
 	int k = train ? keeps(l) : 0;
 	/* the input lives on while the row runs, unless kept (counted) */
-	m->fwd_work = w.cm_out + work + (k & KEEP_IN ? 0 : w.cm_in);
+	double bfwd, bbwd;
+	cpu_blocked(l, be, 1, &bfwd, &bbwd);
+	m->fwd_work = out + pn_mem_alloc(be, work) + bfwd +
+		      (k & KEEP_IN ? 0 : in);
 	if (!train)
 		return;
 	m->grads = m->weights;
 	m->state = opt_states(opt, o->momentum) * m->weights;
-	m->saved = kept + (k & KEEP_IN ? w.cm_in : 0) +
-		   (k & KEEP_OUT ? w.cm_out : 0);
-	m->bwd_work = w.cm_in + w.cm_out;
+	m->saved = kept + (k & KEEP_IN ? in : 0) + (k & KEEP_OUT ? out : 0);
+	m->bwd_work = in + out + bbwd;
 }
 
 /* ---- the step ---------------------------------------------------------- */
@@ -146,11 +224,40 @@ static double dropout_of(const netinfo *ni, const pn_netrow *r)
 	return end != r->field[ni->cdrop] && *end == 0 && p > 0 ? p : 0;
 }
 
+/* The tensors of a forward row (bytes): its input and output, and which
+ * of them it kept (0: not kept). */
+typedef struct {
+	double in, out, kin, kout;
+} tensors;
+
+/* The bytes of row i's input (in) that rows above already keep (memory.h:
+ * the row before's output, or a residual's earlier tensor). */
+static double shared(const pn_network *net, const tensors *t, long i,
+		     double in)
+{
+	long p = i - 1;
+	while (p >= 0 && (net->r[p].phase == PN_PH_BWD ||
+			  net->r[p].phase == PN_PH_ACC))
+		p--;
+	if (p < 0)
+		return 0;
+	if (t[p].kout > 0)
+		return fmin(t[p].kout, in);
+	if (net->r[p].l.type == PN_MEM || t[p].out == in)
+		return 0;
+	/* not the row before's output: an earlier tensor of its block */
+	for (long j = p - 1; j >= 0 && net->r[j].repeat == net->r[i].repeat;
+	     j--)
+		if (t[j].kin == in || t[j].kout == in)
+			return in;
+	return 0;
+}
+
 /* The bytes of row i at batch (zero for rows of no forward: bwd, acc,
- * whose tensors are the forward rows'); prev_out: the output the row
- * before kept, updated. */
+ * whose tensors are the forward rows'); t[i]: its tensors, for the rows
+ * below. */
 static void row_bytes(const pn_network *net, const netinfo *ni, long i,
-		      double batch, const pn_mem_opts *o, double *prev_out,
+		      double batch, const pn_mem_opts *o, tensors *t,
 		      pn_mem_row *m)
 {
 	const pn_netrow *r = &net->r[i];
@@ -162,7 +269,7 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 		if (l.type == PN_ELEMENTWISE) {  /* one per weight tensor */
 			pn_work w;
 			pn_layer_work(&l, &w);
-			m->weights = w.cm_out;
+			m->weights = pn_mem_alloc(o->backend, w.cm_out);
 			m->grads = m->weights;
 			int opt = o->optimizer >= 0 ? o->optimizer : PN_OPT_NONE;
 			m->state = opt_states(opt, o->momentum) * m->weights;
@@ -181,9 +288,26 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	pn_work w;
 	pn_layer_work(&l, &w);
 	int k = keeps(&l);
-	if (k & KEEP_IN)   /* the input the row before kept: counted there */
-		m->saved -= fmin(*prev_out, w.cm_in);
-	*prev_out = k & KEEP_OUT ? w.cm_out : 0;
+	t[i] = (tensors){w.cm_in, w.cm_out, k & KEEP_IN ? w.cm_in : 0,
+			 k & KEEP_OUT ? w.cm_out : 0};
+	if (k & KEEP_IN)   /* kept by a row above: counted there */
+		m->saved -= pn_mem_alloc(o->backend, shared(net, t, i, w.cm_in));
+}
+
+/* The first row: the network's input needs no gradient, so its backward
+ * computes none (PyTorch's autograd). */
+static void first_bwd(const pn_network *net, double batch,
+		      const pn_mem_opts *o, pn_mem_row *m)
+{
+	pn_layer l;
+	pn_work w;
+	double traffic, bfwd, bbwd;
+	pn_network_scaled(net, &net->r[0], batch, &l, &traffic);
+	if (net->r[0].phase != PN_PH_FWD && net->r[0].phase != PN_PH_TRAIN)
+		return;
+	pn_layer_work(&l, &w);
+	cpu_blocked(&l, o->backend, 0, &bfwd, &bbwd);
+	m->bwd_work = pn_mem_alloc(o->backend, w.cm_out) + bbwd;
 }
 
 /* The last forward row: the training loop holds its input (the model's
@@ -204,10 +328,13 @@ void pn_mem_step_of(const pn_network *net, double batch,
 	pn_mem_row *m = rows ? rows : pn_xmalloc((size_t)net->n * sizeof *m);
 	memset(s, 0, sizeof *s);
 	long last = ni.train ? last_forward(net) : -1;
-	double prev_out = 0, fwd = 0, opt_tmp = 0;
+	tensors *ts = pn_xcalloc((size_t)net->n, sizeof *ts);
+	double fwd = 0, opt_tmp = 0;
 	for (long i = 0; i < net->n; i++) {
 		double rep = net->r[i].repeat;
-		row_bytes(net, &ni, i, batch, o, &prev_out, &m[i]);
+		row_bytes(net, &ni, i, batch, o, ts, &m[i]);
+		if (i == 0 && ni.train)
+			first_bwd(net, batch, o, &m[i]);
 		if (i == last && net->r[i].l.type != PN_MEM &&
 		    !(keeps(&net->r[i].l) & KEEP_IN)) {
 			pn_layer l;
@@ -215,8 +342,9 @@ void pn_mem_step_of(const pn_network *net, double batch,
 			double traffic;
 			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
 			pn_layer_work(&l, &w);
-			m[i].saved += w.cm_in;
-			m[i].fwd_work = fmax(0, m[i].fwd_work - w.cm_in);
+			double in = pn_mem_alloc(o->backend, w.cm_in);
+			m[i].saved += in;
+			m[i].fwd_work = fmax(0, m[i].fwd_work - in);
 		}
 		s->weights += rep * m[i].weights;
 		s->grads += rep * m[i].grads;
@@ -261,6 +389,7 @@ void pn_mem_step_of(const pn_network *net, double batch,
 	}
 	s->fixed = pn_mem_fixed[o->backend];
 	s->peak += s->fixed;
+	free(ts);
 	if (!rows)
 		free(m);
 }

@@ -36,6 +36,12 @@
  *                              cells' gates, states and hidden states of
  *                              every step (PyTorch's CPU cells)
  *                layernorm     input + 2 B S x 4 (mean, 1/std in fp32)
+ *                batchnorm     input + 2 C x 4 (mean, 1/std a channel,
+ *                              fp32: PyTorch's save_mean, save_invstd)
+ *                pool          input (max_pool2d_with_indices_backward
+ *                              and avg_pool2d_backward read it); max:
+ *                              + the int64 indices, 8 bytes an output
+ *                              element
  *                softmax       output
  *                elementwise   relu tanh sigmoid exp: output; gelu powu
  *                              and the binary mul div pow: input; dropout:
@@ -45,11 +51,28 @@
  *                posenc mem    nothing
  *              An input that the row before kept as its output is the
  *              same tensor: it counts once (the row's input less that
- *              output, at least 0).
+ *              output, at least 0).  An input of another size than the
+ *              row before's output (that row no mem row) is an earlier
+ *              tensor, a residual block's input read by its shortcut:
+ *              when a row above, among those of the same repeat up to
+ *              the first of another, kept a tensor of exactly that size,
+ *              it is that tensor and counts once.
  *   workspace  transient, one row at a time: forward, its output (+ 3 B S
  *              E e for attention's packed projection, + dirs B S g H e
  *              for an RNN's input projection); backward, the gradients of
- *              its input and output (cm_in + cm_out)
+ *              its input and output (cm_in + cm_out; the first row's
+ *              input needs none: cm_out).  On the CPU a conv2d adds
+ *              oneDNN's blocked copies (memory.c, cpu_blocked), blk(c, s)
+ *              = B ceil(c / 16) 16 s s e: forward max(blk(in) + blk(out)
+ *              - cm_out, blk(out)), blk(in) only with 16 input channels
+ *              or more; backward max(blk(out) + blk(in) - cm_in,
+ *              blk(in)), the first row blk(out)
+ * Each of a row's tensors above (its weight matrices and its vector
+ * weights, biases and norms' scales, as two; their gradients and each
+ * state tensor alike; its input, output, the rest of its saved bytes,
+ * its workspace) is
+ * counted as the backend's allocator holds it (pn_mem_alloc: PyTorch's
+ * CUDA caching allocator's rounding on a GPU).
  *
  * The training loop holds the model's output, the input of the last
  * forward row (the logits its loss reads), until the step ends: that row
@@ -76,10 +99,9 @@
  * The fixed cost (pn_mem_fixed) is per backend (pn_mem_backend): the CPU
  * value is measured by bench/real-memory (see there); the GPU value is
  * the CUDA context and kernels, a cited figure, not measured by pn.
- * Not modelled: max pooling's int64 indices (a mem row does not say which
- * pooling it is), the caching allocator's rounding and fragmentation, a
- * tensor read by two rows that are not adjacent (counted twice), mixed
- * precision, activation checkpointing. */
+ * Not modelled: the caching allocator's fragmentation and the unused
+ * tails of its shared segments, a batch norm's running statistics (2 C x
+ * 4 bytes), mixed precision, activation checkpointing. */
 #ifndef PN_MEMORY_H
 #define PN_MEMORY_H
 
@@ -97,8 +119,21 @@ enum { PN_MEM_CPU, PN_MEM_GPU, PN_MEM_NBACKENDS };
  *   GPU  the CUDA context and PyTorch's kernels, 1343 MB, as Hugging
  *        Face's "Model training anatomy" measured it with nvidia-smi
  *        (https://huggingface.co/docs/transformers/model_memory_anatomy);
- *        the caching allocator's rounding is not modelled */
+ *        the caching allocator's rounding: pn_mem_alloc */
 extern const double pn_mem_fixed[PN_MEM_NBACKENDS];
+
+/* The bytes the backend's allocator holds for a tensor of `bytes` bytes:
+ * CPU, the bytes (c10's CPU allocator takes what it is asked); GPU,
+ * PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+ * and "CUDA semantics: memory management" of PyTorch's documentation):
+ * a request is rounded up to a multiple of 512 B (kMinBlockSize), and one
+ * of 10 MiB (kMinLargeAlloc) or more gets a segment of its own, rounded up
+ * to a multiple of 2 MiB (kRoundLarge), all of which the allocator keeps
+ * reserved.  Blocks under 10 MiB share segments of 2 MiB (requests up to
+ * 1 MiB) and 20 MiB (the others); the unused tail of the pools' last
+ * segments (at most 2 + 20 MiB) and fragmentation are not counted.
+ * Non-positive bytes are returned as given. */
+double pn_mem_alloc(int backend, double bytes);
 
 /* The backend of a device of the spec table: PN_MEM_CPU when its arch
  * starts with "CPU" (pn-time --cpu-spec), else PN_MEM_GPU. */

@@ -293,7 +293,7 @@ void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
 	char buf[32];
 	pn_fmt_num(buf, repeat);
 	fprintf(f, "%s\t%s\t%s\t%s\t%s", name, pn_layer_name(l->type),
-		l->type == PN_ELEMENTWISE ? l->op : pn_layer_name(l->type),
+		pn_layer_defs[l->type].ops ? l->op : pn_layer_name(l->type),
 		pn_phase_names[phase], buf);
 	for (int i = 5; pn_network_out_cols[i]; i++) {
 		const char *c = pn_network_out_cols[i], *v = "NA";
