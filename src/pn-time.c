@@ -106,8 +106,9 @@ static double tolerance(pn_prec p)
 }
 
 /* Compare backend b with the reference ref on cfg: 0 when they agree,
- * 1 when b cannot hold the row (PN_OOM: nothing compared, the row is
- * timed as usual and gets oom), else -1 with msg; *err the largest
+ * 1 when b cannot hold or run the row (PN_OOM, PN_INVALID: nothing
+ * compared, the row is timed as usual and gets oom or invalid), else -1
+ * with msg; *err the largest
  * relative error.  Recurrent layers
  * run without their last-step activation (it rewrites the gradient the
  * caller gives), and without dropout against cuDNN, whose masks are its
@@ -131,7 +132,7 @@ static int check_row(const pn_backend *b, const pn_backend *ref,
 	/* prepared before the data is made: a row too big for b is no
 	 * failed check, and its data may not fit in memory either */
 	int st = b->prepare(&cfg, &run, &mem, msg, n);
-	if (st == PN_OOM)
+	if (st == PN_OOM || st == PN_INVALID)
 		return 1;
 	pn_io io, rio;
 	pn_io_init(&io, &cfg, seed);
@@ -647,7 +648,7 @@ static int time_row(const pn_backend *b, const pn_backend *ref,
 		int t = cfg.l.type;
 		uint64_t seed = a.bo.seed + (uint64_t)row;
 		int bad = check_row(b, ref, &cfg, seed, err, msg, n);
-		if (bad == 1)           /* oom: not checked */
+		if (bad == 1)           /* oom or invalid: not checked */
 			*err = NAN;
 		else
 			checked[t].rows++;

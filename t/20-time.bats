@@ -96,7 +96,7 @@ has_cuda_device() {
 	printf 'layer\tbatch\tm\tn\tk\tprecision\nbmm\t1\t2\t3\t4\tfp16\n' >"$BATS_TEST_TMPDIR/in"
 	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
 	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = invalid ]
-	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "precision fp16 is not supported by the cpu backend (fp32 only)" ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "precision fp16 is not supported by the cpu backend (fp32 and bf16)" ]
 }
 
 @test "pn-time gives a layer over --mem-limit status oom and goes on" {

@@ -12,6 +12,7 @@
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "bf16.h"
 #include "cpu.h"
 #include "dnn.h"
 #include "err.h"
@@ -19,6 +20,7 @@
 dnnl_engine_t dn_eng;
 dnnl_stream_t dn_strm;
 pn_bk_opts dn_opts;
+dnnl_data_type_t dn_dt = dnnl_f32;
 
 /* ---- errors and memory ---------------------------------------------------- */
 
@@ -78,6 +80,45 @@ float *dn_fbuf(pn_run *r, size_t n)
 	return p;
 }
 
+size_t dn_esize(dnnl_data_type_t t)
+{
+	return t == dnnl_bf16 || t == dnnl_f16 ? 2 : 4;
+}
+
+/* float v[0..n) into bf16 h */
+static void narrow(uint16_t *h, const float *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h[i] = pn_bf16(v[i]);
+}
+
+void dn_set(dnnl_memory_t m, const float *v, size_t n)
+{
+	void *p = dn_ptr(m);
+	if (dn_mdof(m)->data_type == dnnl_bf16)
+		narrow(p, v, n);
+	else
+		memcpy(p, v, n * sizeof(float));
+}
+
+void dn_fill(pn_run *r, dnnl_memory_t m, float lo, float hi)
+{
+	if (!m)
+		return;
+	size_t n = dn_nelems(m);
+	if (dn_mdof(m)->data_type != dnnl_bf16) {
+		pn_rng_fill(&r->rng, dn_ptr(m), n, lo, hi);
+		return;
+	}
+	uint16_t *h = dn_ptr(m);
+	float tmp[1024];
+	for (size_t i = 0; i < n; i += 1024) {
+		size_t k = n - i < 1024 ? n - i : 1024;
+		pn_rng_fill(&r->rng, tmp, k, lo, hi);
+		narrow(h + i, tmp, k);
+	}
+}
+
 /* A memory object of md on a new buffer; fill ZERO, RAND in [-1, 1),
  * WEIGHT in [-1/sqrt(fan), 1/sqrt(fan)). */
 dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
@@ -86,21 +127,19 @@ dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
 	if (r->st)
 		return NULL;
 	size_t bytes = dnnl_memory_desc_get_size(md);
-	float *p = dn_balloc(r, bytes);
+	void *p = dn_balloc(r, bytes);
 	if (!p)
 		return NULL;
-	size_t n = bytes / sizeof(float);
-	float a = (float)(1 / sqrt(fan > 0 ? fan : 1));
-	if (f == RAND)
-		pn_rng_fill(&r->rng, p, n, -1, 1);
-	else if (f == WEIGHT)
-		pn_rng_fill(&r->rng, p, n, -a, a);
-	else
-		memset(p, 0, bytes);
+	memset(p, 0, bytes);
 	dnnl_memory_t m;
 	if (DN(dnnl_memory_create(&m, md, dn_eng, p), "memory"))
 		return NULL;
 	r->mem[r->nmem++] = m;
+	float a = (float)(1 / sqrt(fan > 0 ? fan : 1));
+	if (f == RAND)
+		dn_fill(r, m, -1, 1);
+	else if (f == WEIGHT)
+		dn_fill(r, m, -a, a);
 	return m;
 }
 
@@ -118,7 +157,7 @@ dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p)
 	return m;
 }
 
-float *dn_ptr(dnnl_memory_t m)
+void *dn_ptr(dnnl_memory_t m)
 {
 	void *p = NULL;
 	if (m)
@@ -133,9 +172,10 @@ const dnnl_memory_desc_t *dn_mdof(dnnl_memory_t m)
 	return md;
 }
 
-size_t dn_nfloats(dnnl_memory_t m)
+size_t dn_nelems(dnnl_memory_t m)
 {
-	return dnnl_memory_desc_get_size(dn_mdof(m)) / sizeof(float);
+	const dnnl_memory_desc_t *md = dn_mdof(m);
+	return dnnl_memory_desc_get_size(md) / dn_esize(md->data_type);
 }
 
 /* memory descriptors */
@@ -145,9 +185,18 @@ dnnl_memory_desc_t dn_md_tag(int nd, const dnnl_dim_t *dims,
 	dnnl_memory_desc_t md;
 	dnnl_dims_t d = {0};
 	memcpy(d, dims, (size_t)nd * sizeof *dims);
-	if (dnnl_memory_desc_init_by_tag(&md, nd, d, dnnl_f32, tag) !=
+	if (dnnl_memory_desc_init_by_tag(&md, nd, d, dn_dt, tag) !=
 	    dnnl_success)
 		PN_BUG("memory descriptor");
+	return md;
+}
+
+dnnl_memory_desc_t dn_md_f32(int nd, const dnnl_dim_t *dims)
+{
+	dnnl_data_type_t t = dn_dt;
+	dn_dt = dnnl_f32;
+	dnnl_memory_desc_t md = dn_md_tag(nd, dims, dn_plain[nd]);
+	dn_dt = t;
 	return md;
 }
 
@@ -158,7 +207,7 @@ dnnl_memory_desc_t dn_md_str(int nd, const dnnl_dim_t *dims,
 	dnnl_dims_t d = {0}, s = {0};
 	memcpy(d, dims, (size_t)nd * sizeof *dims);
 	memcpy(s, strides, (size_t)nd * sizeof *strides);
-	if (dnnl_memory_desc_init_by_strides(&md, nd, d, dnnl_f32, s) != dnnl_success)
+	if (dnnl_memory_desc_init_by_strides(&md, nd, d, dn_dt, s) != dnnl_success)
 		PN_BUG("memory descriptor");
 	return md;
 }
@@ -313,12 +362,20 @@ void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
 	param *p = &r->par[r->npar++];
 	p->w = w;
 	p->g = g;
-	p->n = dn_nfloats(w);
+	p->n = dn_nelems(w);
 	p->canon = canon ? *canon : *dn_mdof(w);
 	p->gcanon = canon ? *canon : g ? *dn_mdof(g) : *dn_mdof(w);
 	int ns = r->cfg.l.train ? pn_opt_states(r->cfg.l.optimizer) : 0;
 	p->s1 = ns > 0 ? dn_fbuf(r, p->n) : NULL;
 	p->s2 = ns > 1 ? dn_fbuf(r, p->n) : NULL;
+	if (!g || r->cfg.l.optimizer == PN_OPT_NONE ||
+	    dn_mdof(w)->data_type != dnnl_bf16)
+		return;
+	p->master = dn_fbuf(r, p->n);
+	p->g32 = dn_fbuf(r, p->n);
+	const uint16_t *h = dn_ptr(w);
+	for (size_t i = 0; p->master && i < p->n; i++)
+		p->master[i] = pn_bf16_f32(h[i]);
 }
 
 void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
@@ -335,6 +392,14 @@ void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
 void dn_c_dropout(const op *o)          /* b = a * keep / (1 - p) */
 {
 	float s = 1 / (1 - o->f);
+	if (o->half) {
+		const uint16_t *a = (const uint16_t *)o->a;
+		uint16_t *b = (uint16_t *)o->b;
+		for (size_t i = 0; i < o->n; i++)
+			b[i] = pn_keep((uint64_t)o->k, i, o->f) ?
+			       pn_bf16(pn_bf16_f32(a[i]) * s) : 0;
+		return;
+	}
 	for (size_t i = 0; i < o->n; i++)
 		o->b[i] = pn_keep((uint64_t)o->k, i, o->f) ? o->a[i] * s : 0;
 }
@@ -414,6 +479,34 @@ static void cpu_release(pn_run *r)
 	free(r);
 }
 
+/* The data type of r's row (dn_dt), or r failed (invalid) with why:
+ * fp32 everywhere; bf16 where the CPU has it natively, for the layers
+ * whose kernels all take bf16. */
+static int precision(pn_run *r)
+{
+	const pn_config *c = &r->cfg;
+	char why[128];
+	dn_dt = dnnl_f32;
+	if (c->prec == PN_FP32)
+		return 0;
+	if (c->prec != PN_BF16) {
+		dn_fail(r, PN_INVALID, "precision %s is not supported by the cpu "
+			"backend (fp32 and bf16)", pn_prec_name(c->prec));
+	} else if (!pn_cpu_native_bf16(why, sizeof why)) {
+		dn_fail(r, PN_INVALID, "bf16: %s", why);
+	} else if (c->l.type == PN_EMBEDDING || c->l.type == PN_RNN ||
+		   c->l.type == PN_LSTM || c->l.type == PN_GRU) {
+		dn_fail(r, PN_INVALID, "the cpu backend times %s in fp32 only",
+			pn_layer_name(c->l.type));
+	} else if (c->l.type == PN_ELEMENTWISE && strcmp(c->l.op, "pow") == 0) {
+		dn_fail(r, PN_INVALID, "the cpu backend times elementwise pow "
+			"in fp32 only");
+	} else {
+		dn_dt = dnnl_bf16;
+	}
+	return r->st;
+}
+
 static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		       char *msg, size_t n)
 {
@@ -422,9 +515,8 @@ static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 	r->limit = dn_opts.mem_limit;
 	pn_rng_seed(&r->rng, dn_opts.seed);
 	double need = pn_io_bytes(cfg);
-	if (cfg->prec != PN_FP32) {
-		dn_fail(r, PN_INVALID, "precision %s is not supported by the cpu "
-		     "backend (fp32 only)", pn_prec_name(cfg->prec));
+	if (precision(r)) {
+		/* r failed: invalid, with the reason */
 	} else if (need > PN_BYTES_MAX) {
 		/* before oneDNN's sizes, which would overflow */
 		r->bytes = need;
@@ -483,8 +575,24 @@ static void optimize(pn_run *r)
 	r->t++;
 	for (int i = 0; i < r->npar; i++) {
 		param *p = &r->par[i];
+		if (!p->master) {
+			pn_opt_update(r->cfg.l.optimizer, (float)r->cfg.lr, r->t,
+				      p->n, dn_ptr(p->w), dn_ptr(p->g), p->s1,
+				      p->s2);
+			continue;
+		}
+		/* mixed precision: widen the gradient, update the fp32
+		 * master, narrow it into the weight the kernels read */
+		const float *g = dn_ptr(p->g);
+		if (dn_mdof(p->g)->data_type == dnnl_bf16) {
+			const uint16_t *h = dn_ptr(p->g);
+			for (size_t j = 0; j < p->n; j++)
+				p->g32[j] = pn_bf16_f32(h[j]);
+			g = p->g32;
+		}
 		pn_opt_update(r->cfg.l.optimizer, (float)r->cfg.lr, r->t, p->n,
-			      dn_ptr(p->w), dn_ptr(p->g), p->s1, p->s2);
+			      p->master, g, p->s1, p->s2);
+		narrow(dn_ptr(p->w), p->master, p->n);
 	}
 }
 
@@ -516,11 +624,16 @@ err:
 
 /* Copy between the canonical array a (layout cmd) and memory m: into m
  * (in = 1) or out of it. */
-static int xfer(pn_run *r, dnnl_memory_t m, const dnnl_memory_desc_t *cmd,
+static int xfer(pn_run *r, dnnl_memory_t m, const dnnl_memory_desc_t *cmd0,
 		float *a, int in)
 {
 	if (!m || !a)
 		return 0;
+	/* the canonical array holds floats whatever m holds: a reorder
+	 * converts (a plain layout's strides count elements, not bytes) */
+	dnnl_memory_desc_t f = *cmd0;
+	f.data_type = dnnl_f32;
+	const dnnl_memory_desc_t *cmd = &f;
 	if (dnnl_memory_desc_equal(dn_mdof(m), cmd)) {
 		size_t bytes = dnnl_memory_desc_get_size(cmd);
 		if (in)
@@ -551,6 +664,11 @@ static int xfer(pn_run *r, dnnl_memory_t m, const dnnl_memory_desc_t *cmd,
 	return bad ? -1 : 0;
 }
 
+static size_t canon_elems(const dnnl_memory_desc_t *md)
+{
+	return dnnl_memory_desc_get_size(md) / dn_esize(md->data_type);
+}
+
 static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 {
 	if (xfer(r, r->canon[CX], &r->cmd[CX], io->x, 1) ||
@@ -566,8 +684,7 @@ static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 		for (int i = 0; i < r->npar; i++) {
 			if (xfer(r, r->par[i].w, &r->par[i].canon, w, 1))
 				goto err;
-			w += dnnl_memory_desc_get_size(&r->par[i].canon) /
-			     sizeof(float);
+			w += canon_elems(&r->par[i].canon);
 		}
 	}
 	if (exec(r, FWD) || (r->cfg.l.train && exec(r, BWD)))
@@ -585,8 +702,7 @@ static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 		for (int i = 0; i < r->npar; i++) {
 			if (xfer(r, r->par[i].g, &r->par[i].gcanon, w, 0))
 				goto err;
-			w += dnnl_memory_desc_get_size(&r->par[i].canon) /
-			     sizeof(float);
+			w += canon_elems(&r->par[i].canon);
 		}
 	}
 	return PN_OK;

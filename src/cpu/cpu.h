@@ -18,11 +18,16 @@ void pn_cpu_name(char *buf, size_t n, int threads);
 
 /* The header and the spec row of this CPU with threads threads, in the
  * column layout of gpuspecs/gpus.tsv (see pn-time(1), --cpu-spec).  The
- * row is measured once (sgemm with oneDNN and OpenBLAS, a STREAM-like
- * triad; a few seconds) and cached in cache_dir/cpu-spec-<threads>t.tsv;
+ * row is measured once (sgemm with oneDNN and OpenBLAS, a bf16 matmul
+ * where the CPU has native bf16, a STREAM-like triad; a few seconds) and cached in cache_dir/cpu-spec-<threads>t.tsv;
  * remeasure ignores the cache.  cache_dir NULL: $XDG_CACHE_HOME/pn, else
  * $HOME/.cache/pn; a cache that cannot be written only warns. */
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir);
+
+/* Whether this CPU runs bf16 natively (AVX512_BF16 or AMX-BF16, from
+ * CPUID) and oneDNN may use it (ONEDNN_MAX_CPU_ISA can forbid it); else 0
+ * and the reason in why (size n). */
+int pn_cpu_native_bf16(char *why, size_t n);
 
 /* Measured peak single-precision GEMM rate in GFLOP/s with threads
  * threads: the best of oneDNN's and OpenBLAS's sgemm on n x n matrices;

@@ -1,11 +1,15 @@
 /* cpuspec.c - the CPU's name and spec row (peak sgemm and triad bandwidth
  * measured once, cached). */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -84,6 +88,34 @@ void pn_cpu_name(char *buf, size_t n, int threads)
 	snprintf(buf, n, "%s-%dt", m ? out : "cpu", threads);
 }
 
+/* Whether this CPU runs bf16 natively (AVX512_BF16 or AMX-BF16, from
+ * CPUID) and oneDNN may use it (ONEDNN_MAX_CPU_ISA can forbid it); else
+ * the reason in why. */
+int pn_cpu_native_bf16(char *why, size_t n)
+{
+	int cpu = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & 1u << 5))
+		cpu = 1;                        /* AVX512_BF16 */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & 1u << 22))
+		cpu = 1;                        /* AMX-BF16 */
+#endif
+	if (!cpu) {
+		snprintf(why, n, "this CPU has no native bf16 (AVX512_BF16 or "
+			 "AMX-BF16)");
+		return 0;
+	}
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	if ((isa & dnnl_cpu_isa_avx512_core_bf16) !=
+	    dnnl_cpu_isa_avx512_core_bf16) {
+		snprintf(why, n, "oneDNN may not use this CPU's bf16 "
+			 "instructions (ONEDNN_MAX_CPU_ISA?)");
+		return 0;
+	}
+	return 1;
+}
+
 /* ---- micro-benchmarks ------------------------------------------------------ */
 
 /* one thread: its CPU time, so that other processes on the machine do not
@@ -129,6 +161,63 @@ double pn_cpu_sgemm_gflops(int threads, int n, char *lib, size_t nl)
 		snprintf(lib, nl, "%s %.1f, %s %.1f", "oneDNN", best[0],
 			 "OpenBLAS", best[1]);
 	return best[w];
+}
+
+/* bf16 x bf16 -> fp32 matmul of n x n through oneDNN: the rate of the
+ * unit a bf16 GEMM runs on (AVX512_BF16's dot products, or AMX) */
+static double bf16_gflops(int n)
+{
+	dnnl_engine_t eng;
+	dnnl_stream_t strm;
+	if (dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success)
+		return NAN;
+	dnnl_stream_create(&strm, eng, dnnl_stream_default_flags);
+	dnnl_memory_desc_t ma, mc;
+	dnnl_dims_t d = {n, n};
+	dnnl_memory_desc_init_by_tag(&ma, 2, d, dnnl_bf16, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&mc, 2, d, dnnl_f32, dnnl_ab);
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_t p = NULL;
+	size_t nn = (size_t)n * (size_t)n;
+	uint16_t *a = pn_xcalloc(nn, 2), *b = pn_xcalloc(nn, 2);
+	float *c = pn_xcalloc(nn, sizeof(float));
+	for (size_t i = 0; i < nn; i++)
+		a[i] = b[i] = (uint16_t)(0x3f80 + (i % 64));   /* 1 to 1.5 */
+	double best = NAN;
+	dnnl_memory_t A = NULL, B = NULL, C = NULL;
+	if (dnnl_matmul_desc_init(&md, &ma, &ma, NULL, &mc) == dnnl_success &&
+	    dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) == dnnl_success &&
+	    dnnl_primitive_create(&p, pd) == dnnl_success &&
+	    dnnl_memory_create(&A, &ma, eng, a) == dnnl_success &&
+	    dnnl_memory_create(&B, &ma, eng, b) == dnnl_success &&
+	    dnnl_memory_create(&C, &mc, eng, c) == dnnl_success) {
+		dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, A},
+					   {DNNL_ARG_WEIGHTS, B},
+					   {DNNL_ARG_DST, C}};
+		best = 0;
+		for (int rep = 0; rep < 6; rep++) {
+			double t0 = now();
+			dnnl_primitive_execute(p, strm, 3, args);
+			dnnl_stream_wait(strm);
+			double g = 2.0 * n * n * (double)n / (now() - t0) / 1e9;
+			if (rep > 0 && g > best)
+				best = g;
+		}
+	}
+	dnnl_memory_destroy(A);
+	dnnl_memory_destroy(B);
+	dnnl_memory_destroy(C);
+	if (p)
+		dnnl_primitive_destroy(p);
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	dnnl_stream_destroy(strm);
+	dnnl_engine_destroy(eng);
+	free(a);
+	free(b);
+	free(c);
+	return best;
 }
 
 typedef struct {
@@ -252,20 +341,29 @@ static void measure(char *row, size_t n, int threads)
 	omp_set_num_threads(threads);
 	clk = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 	double gf = pn_cpu_sgemm_gflops(threads, 1536, lib, sizeof lib);
+	char why[128], bf[64] = "NA", bfsrc[192];
+	double bg = pn_cpu_native_bf16(why, sizeof why) ? bf16_gflops(1536) : NAN;
+	if (bg > 0) {
+		snprintf(bf, sizeof bf, "%.1f", bg);
+		snprintf(bfsrc, sizeof bfsrc, "bf16 matmul n=1536 (oneDNN, "
+			 "fp32 accumulation) %.1f GFLOP/s", bg);
+	} else {
+		snprintf(bfsrc, sizeof bfsrc, "bf16 matmul: none (%s)", why);
+	}
 	double bw = triad_gbs(threads);
 	double l3 = llc_mb();
 	char date[32];
 	time_t t = time(NULL);
 	strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
 	snprintf(row, n, "%s\t%s x%d\t%s\t%s\tNA\t%d\t%ld\tNA\t%.0f\t%.1f\tNA\t"
-		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\tNA\tNA\tNA\tNA\tmeasured by "
+		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\t%s\tNA\tNA\tNA\tmeasured by "
 		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
-		 "GFLOP/s %s; triad bandwidth; l2_mb holds the last-level "
-		 "cache; no per-unit peak measured\tNA\tNA\tNA\tNA\tNA\tNA\t"
-		 "NA\tNA\tNA\n", name, model[0] ? model : "cpu", threads, v, isa,
-		 threads, cores, clock > 0 ? clock : 1, mem, bw,
-		 isnan(l3) ? 1 : l3, gf, date, threads, threads > 1 ? "s" : "",
-		 lib);
+		 "GFLOP/s %s; %s in bf16_gflops; triad bandwidth; l2_mb holds "
+		 "the last-level cache; no other per-unit peak measured\tNA\tNA\t"
+		 "NA\tNA\tNA\tNA\tNA\tNA\tNA\n", name, model[0] ? model : "cpu",
+		 threads, v, isa, threads, cores, clock > 0 ? clock : 1, mem, bw,
+		 isnan(l3) ? 1 : l3, gf, bf, date, threads, threads > 1 ? "s" : "",
+		 lib, bfsrc);
 }
 
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
@@ -288,7 +386,8 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 		if (fgets(line, sizeof line, f) && strcmp(line, header) == 0 &&
 		    fgets(line, sizeof line, f) &&
 		    strncmp(line, name, strlen(name)) == 0 &&
-		    line[strlen(name)] == '\t')
+		    line[strlen(name)] == '\t' &&
+		    strstr(line, "bf16 matmul"))    /* not from an older pn */
 			snprintf(row, sizeof row, "%s", line);
 		fclose(f);
 	}

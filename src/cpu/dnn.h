@@ -41,13 +41,16 @@ typedef struct op {
 	size_t n, m;
 	float f;
 	int k;
+	int half;                /* a, b hold bf16, not float (dropout) */
 	void *ctx;
 } op;
 
 typedef struct {
 	dnnl_memory_t w, g;                /* weights and their gradient */
 	float *s1, *s2;                    /* optimizer state */
-	size_t n;                          /* floats in w (with padding) */
+	float *master, *g32;               /* bf16 w: its fp32 master copy and
+					      a gradient widened to fp32 */
+	size_t n;                          /* elements of w (with padding) */
 	dnnl_memory_desc_t canon, gcanon;  /* canonical layout of w, g */
 } param;
 
@@ -80,6 +83,13 @@ struct pn_run {
 extern dnnl_engine_t dn_eng;       /* the engine, its stream, the options */
 extern dnnl_stream_t dn_strm;
 extern pn_bk_opts dn_opts;
+/* The data type of the row being prepared (dnnl_f32, or dnnl_bf16 for a
+ * bf16 row): MD, ANY and MDS describe tensors of it; MDF is always f32
+ * (layer normalization's statistics, scale and shift).  A bf16 row runs
+ * oneDNN's bf16 kernels (fp32 accumulation) and keeps an fp32 master copy
+ * of every weight: the optimizer widens the gradient, updates the master
+ * and narrows it back into the weight, as automatic mixed precision does. */
+extern dnnl_data_type_t dn_dt;
 
 
 /* ---- errors and memory (core.c) ------------------------------------------ */
@@ -103,20 +113,28 @@ dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
 			double fan);
 /* A memory object of md on an existing buffer. */
 dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p);
-float *dn_ptr(dnnl_memory_t m);
+void *dn_ptr(dnnl_memory_t m);
 const dnnl_memory_desc_t *dn_mdof(dnnl_memory_t m);
-size_t dn_nfloats(dnnl_memory_t m);
+/* elements of m (padding included), and the bytes of one */
+size_t dn_nelems(dnnl_memory_t m);
+size_t dn_esize(dnnl_data_type_t t);
+/* Fill m with uniform values in [lo, hi), or with the n floats of v,
+ * narrowed to m's data type. */
+void dn_fill(pn_run *r, dnnl_memory_t m, float lo, float hi);
+void dn_set(dnnl_memory_t m, const float *v, size_t n);
 
 /* memory descriptors: MD plain, ANY the primitive's choice, MDS strided */
 dnnl_memory_desc_t dn_md_tag(int nd, const dnnl_dim_t *dims,
 			     dnnl_format_tag_t tag);
 dnnl_memory_desc_t dn_md_str(int nd, const dnnl_dim_t *dims,
 			     const dnnl_dim_t *strides);
+dnnl_memory_desc_t dn_md_f32(int nd, const dnnl_dim_t *dims);
 extern const dnnl_format_tag_t dn_plain[];
 #define DIMS(...) ((const dnnl_dim_t[]){__VA_ARGS__})
 #define MD(nd, ...) dn_md_tag(nd, DIMS(__VA_ARGS__), dn_plain[nd])
 #define ANY(nd, ...) dn_md_tag(nd, DIMS(__VA_ARGS__), dnnl_format_tag_any)
 #define MDS(nd, d, s) dn_md_str(nd, d, s)
+#define MDF(nd, ...) dn_md_f32(nd, DIMS(__VA_ARGS__))
 
 /* ---- primitives (core.c) ------------------------------------------------- */
 
@@ -140,7 +158,8 @@ dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
 		    const dnnl_memory_desc_t *want);
 /* A plain-C op fn added to phase ph (its fields set by the caller). */
 op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
-/* b = a * keep / (1 - f), the mask of pn_keep with salt k, n elements */
+/* b = a * keep / (1 - f), the mask of pn_keep with salt k, n elements
+ * (bf16 when o->half) */
 void dn_c_dropout(const op *o);
 /* A parameter w with gradient g (NULL: not trained) and the canonical
  * layout of --check (NULL: w's own), with its optimizer state. */

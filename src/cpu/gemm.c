@@ -126,7 +126,8 @@ void dn_attention(pn_run *r)
 	dnnl_memory_t y = dn_tensor(r, &mx, ZERO, 1);
 	if (r->st)
 		return;
-	float *Q = dn_ptr(qkv), *K = Q + E, *V = Q + 2 * E;
+	size_t es = dn_esize(dn_dt);      /* q, k and v inside qkv's rows */
+	char *Q = dn_ptr(qkv), *K = Q + E * es, *V = Q + 2 * E * es;
 	matmul(r, FWD, x, win, bin, qkv, 0, 1);
 	matmul(r, FWD, dn_view(r, &mh3, Q), dn_view(r, &mh3t, K), NULL, sc, 0, scale);
 	dnnl_softmax_v2_desc_t smd;
@@ -142,7 +143,8 @@ void dn_attention(pn_run *r)
 		if (o) {
 			o->a = dn_ptr(pr);
 			o->b = dn_ptr(pd);
-			o->n = dn_nfloats(pr);
+			o->n = dn_nelems(pr);
+			o->half = dn_dt == dnnl_bf16;
 			o->f = p;
 			o->k = 100;
 		}
@@ -173,7 +175,7 @@ void dn_attention(pn_run *r)
 	dnnl_memory_t dbin = dn_tensor(r, &mbin, ZERO, 1);
 	if (r->st)
 		return;
-	float *dQ = dn_ptr(dqkv), *dK = dQ + E, *dV = dQ + 2 * E;
+	char *dQ = dn_ptr(dqkv), *dK = dQ + E * es, *dV = dQ + 2 * E * es;
 	matmul(r, BWD, dy, dn_view(r, &mwoutp, dn_ptr(wout)), NULL, dctx, 0, 1);
 	matmul(r, BWD, dn_view(r, &mxt, dn_ptr(dy)), ctx, NULL, dwout, 0, 1);
 	colsum(r, BWD, dy, dbout);
@@ -188,7 +190,8 @@ void dn_attention(pn_run *r)
 		if (o) {
 			o->a = dn_ptr(dpd);
 			o->b = dn_ptr(dp);
-			o->n = dn_nfloats(dpd);
+			o->n = dn_nelems(dpd);
+			o->half = dn_dt == dnnl_bf16;
 			o->f = p;
 			o->k = 100;
 		}

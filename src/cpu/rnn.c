@@ -91,7 +91,7 @@ static void layer_dropout(pn_run *r, int ph, const rnn_net *c,
 		return;
 	o->a = dn_ptr(a);
 	o->b = dn_ptr(b);
-	o->n = dn_nfloats(a);
+	o->n = dn_nelems(a);
 	o->f = c->p;
 	o->k = k;
 }
@@ -176,7 +176,7 @@ static dnnl_memory_t bwd_layer(pn_run *r, rnn_net *c, int k,
 		if (!o)
 			return NULL;
 		o->a = dn_ptr(g[j]);
-		o->n = dn_nfloats(g[j]);
+		o->n = dn_nelems(g[j]);
 	}
 	dn_prim(r, BWD, bpd, DNNL_ARG_SRC_LAYER, c->src[k],
 		DNNL_ARG_SRC_ITER, c->si, DNNL_ARG_SRC_ITER_C, c->sic,

@@ -1,6 +1,7 @@
 /* vector.c - the cpu backend's elementwise family: embedding,
  * layernorm, softmax, elementwise and posenc. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dnn.h"
@@ -89,7 +90,8 @@ void dn_layernorm(pn_run *r)
 	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
 	int train = l->train;
 	unsigned flags = dnnl_use_scale | dnnl_use_shift;
-	dnnl_memory_desc_t md = MD(2, N, D), ms = MD(1, N), mg = MD(1, D);
+	/* statistics, scale and shift in fp32 whatever the data */
+	dnnl_memory_desc_t md = MD(2, N, D), ms = MDF(1, N), mg = MDF(1, D);
 	dnnl_layer_normalization_desc_t fd;
 	DN(dnnl_layer_normalization_forward_desc_init(&fd, train ?
 		dnnl_forward_training : dnnl_forward_inference, &md, NULL,
@@ -308,6 +310,7 @@ static void elem_dropout(pn_run *r, elem *e, float p)
 	o->n = e->n;
 	o->f = p;
 	o->k = 200;
+	o->half = dn_dt == dnnl_bf16;
 	if (!e->train)
 		return;
 	e->dx = dn_tensor(r, &e->md, ZERO, 1);
@@ -319,6 +322,7 @@ static void elem_dropout(pn_run *r, elem *e, float p)
 	o->n = e->n;
 	o->f = p;
 	o->k = 200;
+	o->half = dn_dt == dnnl_bf16;
 }
 
 /* tensor pow: plain-C */
@@ -355,14 +359,14 @@ void dn_elementwise(pn_run *r)
 	e.y = dn_tensor(r, &e.md, ZERO, 1);
 	if (r->st)
 		return;
-	e.n = dn_nfloats(e.x);
+	e.n = dn_nelems(e.x);
 	if (pos)
-		pn_rng_fill(&r->rng, dn_ptr(e.x), e.n, 0.5f, 1.5f);
+		dn_fill(r, e.x, 0.5f, 1.5f);
 	if (two) {
 		e.x2 = dn_tensor(r, &e.md, RAND, 1);
 		if (r->st)
 			return;
-		pn_rng_fill(&r->rng, dn_ptr(e.x2), e.n, 0.5f, 1.5f);
+		dn_fill(r, e.x2, 0.5f, 1.5f);
 	}
 	dn_canon(r, CX, e.x, NULL);
 	if (e.x2)
@@ -407,7 +411,14 @@ void dn_posenc(pn_run *r)
 	dnnl_memory_t pe = dn_tensor(r, &mp, ZERO, 1);
 	if (r->st)
 		return;
-	pn_posenc_table(dn_ptr(pe), (long)S, (long)E);
+	if (dn_dt == dnnl_f32) {
+		pn_posenc_table(dn_ptr(pe), (long)S, (long)E);
+	} else {        /* made in fp32, narrowed; not the layer's memory */
+		float *t = pn_xmalloc((size_t)(S * E) * sizeof(float));
+		pn_posenc_table(t, (long)S, (long)E);
+		dn_set(pe, t, (size_t)(S * E));
+		free(t);
+	}
 	binary(r, FWD, dnnl_binary_add, x, pe, y, 0);
 	dn_canon(r, CX, x, NULL);
 	dn_canon(r, CY, y, NULL);

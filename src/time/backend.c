@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "bf16.h"
 #include "err.h"
 #include "rng.h"
 
@@ -141,6 +142,13 @@ void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
 	pn_rng_fill(&r, io->dy, io->ny, -1, 1);
 	for (size_t i = 0; i < io->nidx; i++)
 		io->idx[i] = (int32_t)pn_rng_int(&r, 0, (long long)l->vocab - 1);
+	if (cfg->prec == PN_BF16) {
+		float *in[] = {io->x, io->x2, io->w, io->dy};
+		size_t len[] = {io->nx, io->nx2, io->nw, io->ny};
+		for (int k = 0; k < 4; k++)
+			for (size_t i = 0; i < len[k]; i++)
+				in[k][i] = pn_bf16_round(in[k][i]);
+	}
 }
 
 void pn_io_free(pn_io *io)

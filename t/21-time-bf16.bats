@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# pn-time's cpu backend in bf16: oneDNN's bf16 kernels where the CPU has
+# native bf16 (AVX512_BF16 or AMX-BF16), checked against the fp32
+# reference on bf16-representable inputs; invalid, with the reason, where
+# it has not or for a layer it times in fp32 only.  Tests that need native
+# bf16 skip by name on a CPU without it.
+load test_helper
+
+BF16_TYPES="dense bmm conv2d attention layernorm softmax elementwise posenc"
+
+small() {
+	case $1 in
+	dense) echo "-r batch=1:8 -r in_features=1:64 -r out_features=1:64" ;;
+	bmm) echo "-r batch=1:4 -r m=1:16 -r n=1:16 -r k=1:16" ;;
+	conv2d) echo "-r batch=1:2 -r image=1:12 -r in_channels=1:8 -r out_channels=1:8" ;;
+	attention) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=4:32 -r heads=1:4" ;;
+	layernorm|softmax|elementwise) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
+	posenc) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=1:32" ;;
+	esac
+}
+
+native_bf16() {
+	grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null
+}
+
+dense_row() {
+	printf 'layer\tbatch\tin_features\tout_features\tprecision\tpass\toptimizer\n'
+	printf 'dense\t8\t32\t16\t%s\t%s\t%s\n' "$@"
+}
+
+@test "pn-time --check passes every layer type the cpu backend times in bf16, forward and train" {
+	native_bf16 || skip "this CPU has no native bf16"
+	for t in $BF16_TYPES; do
+		pn-sample --layer "$t" -n 6 --seed 5 -p bf16 --train-ratio 0.7 $(small "$t") >"$BATS_TEST_TMPDIR/$t"
+		run bash -c "pn-time -q -r 1 -w 0 --check '$BATS_TEST_TMPDIR/$t' 2>&1 >'$BATS_TEST_TMPDIR/$t.out'"
+		[ "$status" -eq 0 ] || { echo "$t: $output"; return 1; }
+		[[ "$output" == "pn-time: check $t: PASS (6 rows,"* ]] || { echo "$output"; return 1; }
+		[ "$(column "$BATS_TEST_TMPDIR/$t.out" status | sort -u)" = ok ] || { echo "$t"; return 1; }
+	done
+}
+
+@test "pn-time runs a bf16 dense row on oneDNN's bf16 kernels" {
+	native_bf16 || skip "this CPU has no native bf16"
+	dense_row bf16 fwd none >"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *bf16* ]]
+}
+
+@test "pn-time holds a bf16 row in fewer bytes than the same row in fp32" {
+	native_bf16 || skip "this CPU has no native bf16"
+	{ dense_row bf16 fwd none; dense_row fp32 fwd none | tail -1; } >"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	# tensors of 2 bytes, not 4 (scratchpads and alignment aside)
+	column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ' | awk '!($1 > 0 && $1 < 0.6 * $2) {exit 1}'
+}
+
+@test "pn-time keeps an fp32 master copy and its gradient beside bf16 weights that an optimizer updates" {
+	native_bf16 || skip "this CPU has no native bf16"
+	{ dense_row bf16 train sgd; dense_row bf16 train none | tail -1; } >"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd,)" = ok,ok ]
+	a=$(column "$BATS_TEST_TMPDIR/o" mem_bytes | head -1)
+	b=$(column "$BATS_TEST_TMPDIR/o" mem_bytes | tail -1)
+	# master and widened gradient: 2 x 4 bytes x (512 weights + 16 biases)
+	[ $((a - b)) -eq 4224 ]
+	column "$BATS_TEST_TMPDIR/o" time_opt_ms | head -1 | awk '!($1 > 0) {exit 1}'
+}
+
+@test "pn-time marks bf16 invalid when oneDNN may not use the CPU's bf16 instructions" {
+	dense_row bf16 fwd none >"$BATS_TEST_TMPDIR/in"
+	ONEDNN_MAX_CPU_ISA=AVX2 pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = invalid ]
+	if native_bf16; then
+		[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "bf16: oneDNN may not use this CPU's bf16 instructions (ONEDNN_MAX_CPU_ISA?)" ]
+	else
+		[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "bf16: this CPU has no native bf16 (AVX512_BF16 or AMX-BF16)" ]
+	fi
+}
+
+@test "pn-time marks a bf16 lstm row invalid: the cpu backend times recurrent layers in fp32 only" {
+	native_bf16 || skip "this CPU has no native bf16"
+	printf 'layer\tbatch\tseq_len\tinput_size\thidden\tlayers\tbidirectional\tprecision\nlstm\t2\t3\t4\t5\t1\t0\tbf16\n' >"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = invalid ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "the cpu backend times lstm in fp32 only" ]
+}
+
+@test "pn-time --check counts a row the backend cannot run as invalid, not as a failed check" {
+	printf 'layer\tbatch\tm\tn\tk\tprecision\nbmm\t1\t2\t3\t4\tfp16\nbmm\t1\t2\t3\t4\tfp32\n' >"$BATS_TEST_TMPDIR/in"
+	run bash -c "pn-time -q -r 1 --check '$BATS_TEST_TMPDIR/in' 2>&1 >'$BATS_TEST_TMPDIR/o'"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "pn-time: check bmm: PASS (1 row,"* ]]
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd,)" = invalid,ok ]
+}
