@@ -164,7 +164,11 @@ build/onnx/%.o: src/onnx/%.c src/onnx/ox.h $(ONNX_HDRS) $(HDRS) $(ONNX_GEN) | bu
 build/pn-onnx.o: CPPFLAGS += -Isrc/onnx
 build/pn-onnx.o: $(ONNX_HDRS)
 
-bin/pn-onnx: build/pn-onnx.o build/libpn.a $(ONNX_OBJ)
+# relink when HAVE_ONNX changes (make NO_ONNX=1, then make)
+build/onnx/have-onnx-$(HAVE_ONNX): | build/onnx
+	$(Q)rm -f build/onnx/have-onnx-* && touch $@
+
+bin/pn-onnx: build/pn-onnx.o build/libpn.a $(ONNX_OBJ) build/onnx/have-onnx-$(HAVE_ONNX)
 	$(E) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ONNX_OBJ) build/libpn.a $(ONNX_LIBS) $(LDLIBS)
 
@@ -247,7 +251,8 @@ FUZZ_OPTS    ?=
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
                 -fno-sanitize-recover=undefined
-FUZZ_HARNESS := tsv csv gpuspec num layer network graph model json
+FUZZ_HARNESS := tsv csv gpuspec num layer network graph model json \
+                $(if $(filter 1,$(HAVE_ONNX)),onnx)
 FUZZ_BIN     := $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESS))
 FUZZ_LIBOBJ  := $(patsubst src/lib/%.c,build/fuzz/lib/%.o,$(LIBSRC))
 # pn's exit and the files it opens, caught (fuzz/fuzz.h)
@@ -280,6 +285,25 @@ build/fuzz/%.o: fuzz/%.c fuzz/fuzz.h $(HDRS) $(wildcard src/pn-*.c)
 	$(Q)mkdir -p $(@D)
 	$(E) FUZZCC $@
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+# fuzz_onnx: src/onnx and the protobuf-c code, built with the harness
+FUZZ_ONNX_OBJ := build/fuzz/onnx/onnx.o build/fuzz/onnx/graph.o \
+                 build/fuzz/onnx/map.o build/fuzz/onnx/onnx-subset.pb-c.o
+FUZZ_LIBS_onnx := $(FUZZ_ONNX_OBJ) $(ONNX_LIBS)
+build/fuzz/fuzz_onnx.o: CPPFLAGS += -Isrc/onnx
+build/fuzz/fuzz_onnx: $(FUZZ_ONNX_OBJ)
+
+build/fuzz/onnx/%.o: src/onnx/%.c src/onnx/ox.h $(ONNX_HDRS) $(HDRS) $(ONNX_GEN)
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Isrc/onnx $(ONNX_INC) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/onnx/onnx-subset.pb-c.o: build/onnx/onnx-subset.pb-c.c
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(ONNX_INC) $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/libpn.a: $(FUZZ_LIBOBJ)
