@@ -129,14 +129,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		pn_usage_error("--%s: %s", g.arch ? "arch" : "conv-stack",
 			       e.msg);
-	FILE *f = pn_output_open(g.out);
-	if (g.params) {
-		pn_put_num(f, pn_arch_params(&a));
-		putc('\n', f);
-	} else {
-		pn_arch_write(&a, f);
-	}
-	pn_output_close(f);
+	pn_arch_emit(&a, g.out, g.params);
 	pn_arch_free(&a);
 	return 0;
 }

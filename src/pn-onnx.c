@@ -89,14 +89,7 @@ int main(int argc, char **argv)
 		pn_warn("%s: %s", path, msg);
 	}
 	pn_onnx_unmapped_free(&u);
-	FILE *f = pn_output_open(g.out);
-	if (g.params) {
-		pn_put_num(f, pn_arch_params(&a));
-		putc('\n', f);
-	} else {
-		pn_arch_write(&a, f);
-	}
-	pn_output_close(f);
+	pn_arch_emit(&a, g.out, g.params);
 	pn_arch_free(&a);
 	return 0;
 }

@@ -38,7 +38,7 @@ field() {
 		[ "${lines[-1]}" = "$want" ] || { echo "$m: ${lines[-1]}, torch $want"; return 1; }
 		n=$((n + 1))
 	done <"$F/params.tsv"
-	[ "$n" = 7 ]
+	[ "$n" = 8 ]
 }
 
 @test "pn-onnx writes the CNN's conv, batch norm, relu, pool and gemm rows" {
@@ -56,6 +56,14 @@ field() {
 @test "pn-onnx gives a symbolic batch the value 1: one sample" {
 	pn-onnx "$F/cnn-batch.onnx" >"$T/o"
 	diff "$F/cnn.tsv" "$T/o"
+}
+
+@test "pn-onnx's torchvision resnet18 predicts within 0.1% of pn-net's resnet18" {
+	pn-onnx "$F/resnet18.onnx" | pn-sum --fallback roofline -d L4 -b 32 >"$T/onnx"
+	pn-net --arch resnet18 | pn-sum --fallback roofline -d L4 -b 32 >"$T/net"
+	a=$(col "$T/onnx" train_ms 1) b=$(col "$T/net" train_ms 1)
+	NEAR_TOL=1e-3 near "$a" "$b" || { echo "onnx $a, pn-net $b"; return 1; }
+	[ "$(col "$T/onnx" peak_gb 1)" = "$(col "$T/net" peak_gb 1)" ]
 }
 
 @test "pn-onnx maps the encoder's Gather, MatMul, LayerNormalization and Softmax" {

@@ -8,6 +8,7 @@
 #include "err.h"
 #include "network.h"
 #include "opt.h"
+#include "tsv.h"
 
 /* ---- rows ---------------------------------------------------------------- */
 
@@ -163,6 +164,18 @@ void pn_arch_write(const pn_arch *a, FILE *f)
 	for (long i = 0; i < a->n; i++)
 		pn_network_put_row(f, a->r[i].name, &a->r[i].l, a->o.prec,
 				   phase, a->r[i].repeat);
+}
+
+void pn_arch_emit(const pn_arch *a, const char *out, int params)
+{
+	FILE *f = pn_output_open(out);
+	if (params) {
+		pn_put_num(f, pn_arch_params(a));
+		putc('\n', f);
+	} else {
+		pn_arch_write(a, f);
+	}
+	pn_output_close(f);
 }
 
 void pn_arch_free(pn_arch *a)

@@ -200,6 +200,10 @@ void pn_arch_finish(pn_arch *a, int family_opt);
 double pn_arch_params(const pn_arch *a);
 /* Write a's rows as a network (network.h's writer). */
 void pn_arch_write(const pn_arch *a, FILE *f);
+/* What pn-net and pn-onnx print: the parameter count (params set) or the
+ * network, to out (NULL or "-": standard output; pn_output_open's rules),
+ * closed with its error checked. */
+void pn_arch_emit(const pn_arch *a, const char *out, int params);
 void pn_arch_free(pn_arch *a);
 
 #endif

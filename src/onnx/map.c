@@ -349,12 +349,9 @@ static int h_identity(ox *x, const char *arg)
 	if (!in || !in->init || in->alias || !x->node->n_output ||
 	    !(y = ox_find(x, x->node->output[0])) || y->init)
 		return 1;
-	int rank = y->rank;
 	memcpy(y, in, sizeof *y);
 	y->name = x->node->output[0];
 	y->counted = 0;
-	if (rank >= 0 && rank != in->rank)
-		y->bad = "rank";
 	return 1;
 }
 
