@@ -153,6 +153,15 @@ field() {
 	[ "$(cat "$T/err")" = "pn-onnx: $T/cut.onnx: not an ONNX model (protobuf parse failed)" ]
 }
 
+@test "pn-onnx refuses a file that needs more memory than 16 times its size" {
+	# a graph of 1.5 million empty nodes: 2 bytes each in the file, about
+	# 100 in memory
+	{ printf '\x3a\xc0\x8d\xb7\x01'; yes | head -n 1500000 | tr 'y\n' '\n\0'; } >"$T/many.onnx"
+	run_io pn-onnx "$T/many.onnx"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-onnx: $T/many.onnx: reading the model needs more than 109 MiB (16 times its size, plus 64 MiB): a corrupt file?" ]
+}
+
 @test "pn-onnx refuses an empty model and a missing file" {
 	: >"$T/empty.onnx"
 	run_io pn-onnx "$T/empty.onnx"

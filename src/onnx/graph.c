@@ -402,11 +402,43 @@ static int nodes(ox *x, const Onnx__GraphProto *g, pn_onnx_unmapped *u)
 	return 0;
 }
 
+/* protobuf-c's allocations for one model, within a budget: a message of
+ * a few bytes in the file is a struct of tens in memory, so a corrupt file
+ * could ask for far more than its size. */
+typedef struct {
+	size_t used, budget;
+} pb_budget;
+
+static void *pb_alloc(void *data, size_t size)
+{
+	pb_budget *b = data;
+	if (size > b->budget - b->used) {
+		b->used = b->budget;
+		return NULL;
+	}
+	b->used += size;
+	return malloc(size);
+}
+
+static void pb_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
 int pn_onnx_build(pn_arch *a, const unsigned char *data, size_t n,
 		  pn_onnx_unmapped *u, pn_onnx_err *e)
 {
 	memset(u, 0, sizeof *u);
-	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, data);
+	pb_budget b = {0, PN_ONNX_MEM(n)};
+	ProtobufCAllocator al = {pb_alloc, pb_free, &b};
+	Onnx__ModelProto *m = onnx__model_proto__unpack(&al, n, data);
+	if (!m && b.used == b.budget) {
+		snprintf(e->msg, sizeof e->msg, "reading the model needs more "
+			 "than %zu MiB (16 times its size, plus 64 MiB): a "
+			 "corrupt file?", b.budget >> 20);
+		return -1;
+	}
 	if (!m) {
 		snprintf(e->msg, sizeof e->msg, "not an ONNX model (protobuf "
 			 "parse failed)");
@@ -425,6 +457,6 @@ int pn_onnx_build(pn_arch *a, const unsigned char *data, size_t n,
 		pn_arch_free(a);
 	free(x.t);
 	free(x.slot);
-	onnx__model_proto__free_unpacked(m, NULL);
+	onnx__model_proto__free_unpacked(m, &al);
 	return rc;
 }

@@ -70,6 +70,8 @@
  * pn_onnx_build returns 0, or -1 with e->msg (no file name) and a left
  * empty; the messages:
  *   not an ONNX model (protobuf parse failed)
+ *   reading the model needs more than 109 MiB (16 times its size, plus
+ *     64 MiB): a corrupt file?
  *   the model has no graph
  *   no shape for tensor 'x' (node 'n'): run onnx.shape_inference.
  *     infer_shapes when exporting
@@ -96,8 +98,10 @@
  * pn_onnx_build fails with "built without protobuf-c". */
 extern const int pn_onnx_available;
 
-/* The largest model file read (protobuf's own limit). */
+/* The largest model file read (protobuf's own limit), and the most memory
+ * protobuf-c may take to read n bytes. */
 #define PN_ONNX_MAX_BYTES 2147483647L
+#define PN_ONNX_MEM(n) (16 * (size_t)(n) + ((size_t)64 << 20))
 
 typedef struct {
 	char msg[320];
