@@ -11,12 +11,13 @@
  * ---- shapes ----------------------------------------------------------------
  * Every tensor a mapped node needs must have a shape in the graph: in
  * graph.input, graph.output, graph.value_info (onnx.shape_inference.
- * infer_shapes at export time writes them), an initializer's dims or a
- * Constant node's value.  Symbolic dims (dim_param): a name that is the
- * first dim of a graph input is the batch and is 1 (one sample, as every
+ * infer_shapes at export time writes them; with data_prop=True it also
+ * follows Shape, Gather and Concat), an initializer's dims or a Constant
+ * node's value.  Symbolic dims (dim_param): a name that is the first dim
+ * of a graph input or output is the batch and is 1 (one sample, as every
  * network of pn; pn-sum -b scales it); any other name takes seq (--seq).
  * A fixed first dim above 1 on a graph input is refused (the rows would be
- * a batch, not one sample).
+ * a batch, not one sample).  There is no --batch: the batch is pn-sum's.
  *
  * ---- the mapping (map.c's table, the one list of ops) ----------------------
  *   MatMul Gemm      dense when an operand is an initializer (its weights:
@@ -46,9 +47,14 @@
  *                    direction)
  *   Transpose Concat Split Slice Expand Tile Pad Cast Where
  *                    mem rows: the elements of the float inputs plus the
- *                    outputs
+ *                    outputs; but a Transpose of a 2-D float initializer
+ *                    (torch's tied head exported without constant folding)
+ *                    is that weight to the MatMul that reads it: no row
  *   Reshape Flatten Squeeze Unsqueeze Identity Shape Size Constant
- *   ConstantOfShape Range  no row: views or shape arithmetic
+ *   ConstantOfShape Range  no row: views or shape arithmetic; an Identity
+ *                    of an initializer is a parameter of its own (torch's
+ *                    export keeps one initializer for parameters of equal
+ *                    values)
  * A mapped node none of whose inputs and outputs is a floating-point tensor
  * is shape arithmetic and makes no row.  Every other op is not mapped: it is
  * counted by name (pn_onnx_unmapped), never dropped silently.
@@ -63,8 +69,14 @@
  * and bias, Conv's W and B, BatchNormalization's scale and B (not the
  * running statistics), LayerNormalization's scale and B, an embedding's
  * table, the W, R and B of a recurrent node, and a float initializer of
- * more than one element that Add Sub Mul Div reads (a bias after MatMul, a
- * learned position table).  Their sum is torch's model.parameters() count.
+ * more than one element that an elementwise op or a memory pass reads (a
+ * bias after MatMul, a learned position table, sliced).  Their sum is
+ * torch's model.parameters() count when the model is exported in training
+ * mode where it has batch norm (eval mode folds it into the conv), and
+ * without constant folding where a parameter is sliced or transposed
+ * (folding makes a constant of its own of the slice).
+ * A row whose parameters are not its type's weights (an elementwise add of
+ * a bias) takes no optimizer: its update is not counted.
  *
  * ---- errors -------------------------------------------------------------------
  * pn_onnx_build returns 0, or -1 with e->msg (no file name) and a left
