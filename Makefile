@@ -2,6 +2,7 @@
 #
 #   make              build every tool into bin/ (CUDA parts when found)
 #   make NO_CUDA=1    build without CUDA even when nvcc is present
+#   make NO_ONNX=1    build pn-onnx without protobuf-c even when present
 #   make check        run the bats suite (t/)
 #   make run          the main job on the shipped data (pipelines/predict),
 #                     with the shipped model set (samples/models)
@@ -86,6 +87,32 @@ CPU_OBJ  := $(patsubst src/%.c,build/%.o,$(wildcard src/cpu/*.c))
 # tools that talk to the GPU link the CUDA objects
 CUDA_TOOLS := bin/pn-specs
 
+# ---- optional ONNX import (pn-onnx): protobuf-c ---------------------------
+# protoc-c compiles src/onnx/onnx-subset.proto into build/onnx; without
+# protobuf-c pn-onnx is built with src/onnx/noonnx.c and exits 3.
+PROTOC_C  := $(shell command -v protoc-c 2>/dev/null)
+PBC_FOUND := $(shell pkg-config --exists libprotobuf-c 2>/dev/null && echo yes)
+ifeq ($(NO_ONNX),1)
+HAVE_ONNX := 0
+else ifneq ($(and $(PROTOC_C),$(PBC_FOUND)),)
+HAVE_ONNX := 1
+else
+HAVE_ONNX := 0
+endif
+ONNX_HDRS := src/onnx/onnx.h
+ifeq ($(HAVE_ONNX),1)
+ONNX_GEN  := build/onnx/onnx-subset.pb-c.c build/onnx/onnx-subset.pb-c.h
+ONNX_OBJ  := build/onnx/onnx.o build/onnx/graph.o build/onnx/map.o \
+             build/onnx/onnx-subset.pb-c.o
+ONNX_LIBS := $(shell pkg-config --libs libprotobuf-c)
+ONNX_INC  := -Ibuild/onnx $(shell pkg-config --cflags libprotobuf-c)
+else
+ONNX_GEN  :=
+ONNX_OBJ  := build/onnx/onnx.o build/onnx/noonnx.o
+ONNX_LIBS :=
+ONNX_INC  :=
+endif
+
 TOOLS := $(patsubst src/%.c,bin/%,$(wildcard src/pn-*.c))
 LIBSRC := $(wildcard src/lib/*.c)
 LIBOBJ := $(patsubst src/%.c,build/%.o,$(LIBSRC))
@@ -96,6 +123,7 @@ all: info $(TOOLS)
 
 info:
 	@echo "pn $(VERSION): nvcc: $(or $(NVCC),not found); cuDNN: $(or $(CUDNN_H),not found); CUDA backend: $(if $(filter 1,$(HAVE_CUDA)),yes,no$(if $(filter 1,$(NO_CUDA)), (NO_CUDA=1)))"
+	@echo "pn $(VERSION): protoc-c: $(or $(PROTOC_C),not found); libprotobuf-c: $(or $(PBC_FOUND),not found); ONNX import: $(if $(filter 1,$(HAVE_ONNX)),yes,no$(if $(filter 1,$(NO_ONNX)), (NO_ONNX=1)))"
 
 build/%.o: src/%.c $(HDRS) | build/lib
 	$(E) CC $@
@@ -123,7 +151,31 @@ build/time/%.o: src/time/%.c $(TIME_HDRS) $(HDRS) | build/time
 
 build/pn-time.o: $(TIME_HDRS) src/cpu/cpu.h
 
-build/lib build/cuda build/cpu build/time:
+# pn-onnx: src/onnx over the protobuf-c code protoc-c makes (or the stub)
+build/onnx/onnx-subset.pb-c.c build/onnx/onnx-subset.pb-c.h &: src/onnx/onnx-subset.proto | build/onnx
+	$(E) PROTOC $@
+	$(Q)$(PROTOC_C) --proto_path=src/onnx --c_out=build/onnx $<
+
+build/onnx/onnx-subset.pb-c.o: build/onnx/onnx-subset.pb-c.c
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) $(ONNX_INC) $(CFLAGS) -c -o $@ $<
+
+build/onnx/%.o: src/onnx/%.c src/onnx/ox.h $(ONNX_HDRS) $(HDRS) $(ONNX_GEN) | build/onnx
+	$(E) CC $@
+	$(Q)$(CC) $(CPPFLAGS) -Isrc/onnx $(ONNX_INC) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/pn-onnx.o: CPPFLAGS += -Isrc/onnx
+build/pn-onnx.o: $(ONNX_HDRS)
+
+# relink when HAVE_ONNX changes (make NO_ONNX=1, then make)
+build/onnx/have-onnx-$(HAVE_ONNX): | build/onnx
+	$(Q)rm -f build/onnx/have-onnx-* && touch $@
+
+bin/pn-onnx: build/pn-onnx.o build/libpn.a $(ONNX_OBJ) build/onnx/have-onnx-$(HAVE_ONNX)
+	$(E) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(ONNX_OBJ) build/libpn.a $(ONNX_LIBS) $(LDLIBS)
+
+build/lib build/cuda build/cpu build/time build/onnx:
 	$(Q)mkdir -p $@ bin
 
 $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
@@ -212,7 +264,8 @@ FUZZ_OPTS    ?=
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
                 -fno-sanitize-recover=undefined
-FUZZ_HARNESS := tsv csv gpuspec num layer network graph model json
+FUZZ_HARNESS := tsv csv gpuspec num layer network graph model json \
+                $(if $(filter 1,$(HAVE_ONNX)),onnx)
 FUZZ_BIN     := $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESS))
 FUZZ_LIBOBJ  := $(patsubst src/lib/%.c,build/fuzz/lib/%.o,$(LIBSRC))
 # pn's exit and the files it opens, caught (fuzz/fuzz.h)
@@ -245,6 +298,25 @@ build/fuzz/%.o: fuzz/%.c fuzz/fuzz.h $(HDRS) $(wildcard src/pn-*.c)
 	$(Q)mkdir -p $(@D)
 	$(E) FUZZCC $@
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+# fuzz_onnx: src/onnx and the protobuf-c code, built with the harness
+FUZZ_ONNX_OBJ := build/fuzz/onnx/onnx.o build/fuzz/onnx/graph.o \
+                 build/fuzz/onnx/map.o build/fuzz/onnx/onnx-subset.pb-c.o
+FUZZ_LIBS_onnx := $(FUZZ_ONNX_OBJ) $(ONNX_LIBS)
+build/fuzz/fuzz_onnx.o: CPPFLAGS += -Isrc/onnx
+build/fuzz/fuzz_onnx: $(FUZZ_ONNX_OBJ)
+
+build/fuzz/onnx/%.o: src/onnx/%.c src/onnx/ox.h $(ONNX_HDRS) $(HDRS) $(ONNX_GEN)
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Isrc/onnx $(ONNX_INC) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/onnx/onnx-subset.pb-c.o: build/onnx/onnx-subset.pb-c.c
+	$(Q)mkdir -p $(@D)
+	$(E) FUZZCC $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(ONNX_INC) $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 build/fuzz/libpn.a: $(FUZZ_LIBOBJ)

@@ -104,14 +104,19 @@ def neox(c):                       # modeling_gpt_neox.py: GPTNeoXForCausalLM
 def opt(c):                        # modeling_opt.py: OPTForCausalLM
     H, F, V = c["hidden_size"], c["ffn_dim"], c["vocab_size"]
     b = c.get("enable_bias", True)
+    P = c.get("word_embed_proj_dim", H)
     m = nn.Module()
-    m.embed_tokens = emb(V, c["word_embed_proj_dim"])
+    m.embed_tokens = emb(V, P)
     m.embed_positions = emb(c["max_position_embeddings"] + 2, H)  # offset 2
+    if P != H:                     # opt-350m: project_in, project_out
+        m.project_in, m.project_out = lin(P, H, False), lin(H, P, False)
     m.layers = seq(*[seq(lin(H, H, b), lin(H, H, b), lin(H, H, b),
                          lin(H, H, b), ln(H), lin(H, F, b), lin(F, H, b),
                          ln(H)) for _ in range(c["num_hidden_layers"])])
-    m.final_layer_norm = ln(H)
-    m.lm_head = lin(H, V, False)
+    if (c.get("do_layer_norm_before", True) and
+            not c.get("_remove_final_layer_norm", False)):
+        m.final_layer_norm = ln(H)
+    m.lm_head = lin(P, V, False)
     if c.get("tie_word_embeddings", True):
         m.lm_head.weight = m.embed_tokens.weight
     return m

@@ -28,20 +28,19 @@ static const char usage[] =
 "                        (dense), then a dense layer to the classes\n"
 "  -s, --seq N           tokens per sample (default: the config's context;\n"
 "                        lstm-seq2seq: 30)\n"
+"      --dec-seq N       t5: the decoder's tokens per sample (default: --seq)\n"
 "      --image N         CNN input side in pixels (default 224)\n"
 "      --classes N       CNN outputs (default 1000)\n"
 "      --optimizer NAME  optimizer of the rows with weights: none, sgd,\n"
 "                        adam, adagrad, adadelta, rmsprop (default adam for\n"
 "                        --hf, sgd otherwise)\n"
-"      --precision NAME  fp32, tf32, fp16 or bf16 (default fp32)\n"
-"      --phase PHASE     train (forward, backward and optimizer; default) or\n"
-"                        fwd (inference: no optimizer, no dropout)\n"
+PN_ARCH_HELP_ROWS
 "  -p, --params          print the parameter count instead of the network\n"
 "  -o, --output FILE     write to FILE instead of standard output\n"
 "  -h, --help            display this help and exit\n"
 "      --version         output version information and exit\n";
 
-enum { O_IMAGE = 256, O_CLASSES, O_OPT, O_PREC, O_PHASE, O_STACK };
+enum { O_IMAGE = 256, O_CLASSES, O_STACK, O_DECSEQ };
 
 typedef struct {
 	const char *hf, *arch, *stack, *out;
@@ -54,37 +53,30 @@ static void parse(int argc, char **argv, args *g, pn_arch_opts *o)
 		{"hf", required_argument, 0, 'f'},
 		{"arch", required_argument, 0, 'a'},
 		{"conv-stack", required_argument, 0, O_STACK},
-		{"seq", required_argument, 0, 's'},
+		{"dec-seq", required_argument, 0, O_DECSEQ},
 		{"image", required_argument, 0, O_IMAGE},
 		{"classes", required_argument, 0, O_CLASSES},
-		{"optimizer", required_argument, 0, O_OPT},
-		{"precision", required_argument, 0, O_PREC},
-		{"phase", required_argument, 0, O_PHASE},
+		PN_ARCH_LONGOPTS,
 		{"params", no_argument, 0, 'p'},
 		{"output", required_argument, 0, 'o'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
-	static const char *const phases[] = {"train", "fwd", 0};
 	int c;
 	while ((c = getopt_long(argc, argv, "f:a:s:po:h", opts, NULL)) != -1) {
+		if (pn_arch_option(o, c, optarg))
+			continue;
 		switch (c) {
 		case 'f': g->hf = optarg; break;
 		case 'a': g->arch = optarg; break;
 		case O_STACK: g->stack = optarg; break;
-		case 's': o->seq = (long)pn_opt_whole("--seq", optarg, 1,
-						      10000000); break;
+		case O_DECSEQ: o->dec_seq = (long)pn_opt_whole("--dec-seq",
+						optarg, 1, 10000000); break;
 		case O_IMAGE: o->image = (long)pn_opt_whole("--image", optarg,
 							    1, 100000); break;
 		case O_CLASSES: o->classes = (long)pn_opt_whole("--classes",
 						optarg, 1, 100000000); break;
-		case O_OPT: o->optimizer = pn_opt_choice("--optimizer", optarg,
-						pn_opt_names); break;
-		case O_PREC: o->prec = (pn_prec)pn_opt_choice("--precision",
-						optarg, pn_prec_names); break;
-		case O_PHASE: o->phase = pn_opt_choice("--phase", optarg,
-				phases) ? PN_PH_FWD : PN_PH_TRAIN; break;
 		case 'p': g->params = 1; break;
 		case 'o': g->out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
@@ -97,6 +89,8 @@ static void parse(int argc, char **argv, args *g, pn_arch_opts *o)
 		pn_usage_error("extra operand '%s'", argv[optind]);
 	if (!!g->hf + !!g->arch + !!g->stack != 1)
 		pn_usage_error("give one of --hf, --arch and --conv-stack");
+	if (o->dec_seq && !g->hf)
+		pn_usage_error("--dec-seq is for --hf (a t5 config)");
 	if (g->hf && (o->image || o->classes))
 		pn_usage_error("--%s is for CNNs, not --hf",
 			       o->image ? "image" : "classes");
@@ -108,7 +102,8 @@ int main(int argc, char **argv)
 	pn_stdout_init();
 	argv[0] = (char *)pn_prog;
 	args g = {0};
-	pn_arch a = {{-1, PN_FP32, PN_PH_TRAIN, 0, 0, 0}, NULL, 0, 0};
+	pn_arch a = {.o = {.optimizer = -1, .prec = PN_FP32,
+			  .phase = PN_PH_TRAIN}};
 	parse(argc, argv, &g, &a.o);
 	if (!a.o.image)
 		a.o.image = 224;
@@ -134,14 +129,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		pn_usage_error("--%s: %s", g.arch ? "arch" : "conv-stack",
 			       e.msg);
-	FILE *f = pn_output_open(g.out);
-	if (g.params) {
-		pn_put_num(f, pn_arch_params(&a));
-		putc('\n', f);
-	} else {
-		pn_arch_write(&a, f);
-	}
-	pn_output_close(f);
+	pn_arch_emit(&a, g.out, g.params);
 	pn_arch_free(&a);
 	return 0;
 }

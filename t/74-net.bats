@@ -44,6 +44,10 @@ params() {
 	params --hf "$C/opt-125m.json" 125239296
 }
 
+@test "pn-net counts OPT-350M, whose embedding is projected in and out" {
+	params --hf "$C/opt-350m.json" 331196416
+}
+
 @test "pn-net counts TinyLlama-1.1B (grouped-query attention, RMSNorm, gated MLP)" {
 	params --hf "$C/tinyllama-1.1b.json" 1100048384
 }
@@ -156,6 +160,28 @@ X
 	[ "$(grep -c 'relative_attention_bias' "$T/o")" = 2 ]
 	[ "$(awk -F'\t' '$1 ~ /cross\.attn\.q_proj$/ {print $1, $5}' "$T/o")" = "decoder.block.0-5.cross.attn.q_proj 6" ]
 	! grep -q '^encoder.*cross' "$T/o"
+}
+
+@test "pn-net --dec-seq gives T5's decoder its own tokens, its cross-attention the encoder's" {
+	pn-net --hf "$C/t5-small.json" --seq 32 --dec-seq 8 >"$T/o"
+	[ "$(awk -F'\t' '$1 ~ /^(encoder.block.0-5.attn.q_proj|decoder.block.0-5.attn.q_proj|decoder.block.0-5.cross.attn.q_proj|decoder.block.0-5.cross.attn.k_proj|lm_head)$/ {print $1, $6}' "$T/o" | tr '\n' ,)" = \
+	  "encoder.block.0-5.attn.q_proj 32,decoder.block.0-5.attn.q_proj 8,decoder.block.0-5.cross.attn.q_proj 8,decoder.block.0-5.cross.attn.k_proj 32,lm_head 8," ]
+	[ "$(awk -F'\t' '$1 == "decoder.block.0-5.cross.attn.scores" {print $6, $13, $14, $15}' "$T/o")" = "8 8 64 32" ]
+}
+
+@test "pn-net's decoder sequence is --seq when --dec-seq is absent" {
+	pn-net --hf "$C/t5-small.json" --seq 32 >"$T/a"
+	pn-net --hf "$C/t5-small.json" --seq 32 --dec-seq 32 >"$T/b"
+	cmp "$T/a" "$T/b"
+}
+
+@test "pn-net refuses --dec-seq for a model without a decoder" {
+	run_io pn-net --hf "$N/tiny-gpt2.json" --dec-seq 8
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-net: $N/tiny-gpt2.json: --dec-seq is for an encoder-decoder (model_type t5)" ]
+	run_io pn-net --arch resnet18 --dec-seq 8
+	[ "$status" -eq 2 ]
+	[ "$(head -1 "$T/err")" = "pn-net: --dec-seq is for --hf (a t5 config)" ]
 }
 
 @test "pn-net writes a depthwise conv as one channel with batch = channels" {
@@ -329,11 +355,11 @@ X
 	pn-net --hf "$T/j.json" --seq 64 >/dev/null
 }
 
-@test "pn-net refuses an OPT whose embedding is projected" {
-	sed 's/"word_embed_proj_dim": 768/"word_embed_proj_dim": 512/' "$C/opt-125m.json" >"$T/j.json"
-	run_io pn-net --hf "$T/j.json"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:27: word_embed_proj_dim 512 differs from hidden_size 768" ]
+@test "pn-net projects OPT-350M's 512-wide embedding in and out of its 1024-wide blocks" {
+	pn-net --hf "$C/opt-350m.json" --seq 16 >"$T/o"
+	[ "$(awk -F'\t' '$1 ~ /^(wte|project_in|project_out|lm_head)$/ {print $1, $6, $9, $10, $22}' "$T/o" | tr '\n' ,)" = \
+	  "wte 1 NA NA 512,project_in 16 512 1024 NA,project_out 16 1024 512 NA,lm_head 16 512 50272 NA," ]
+	! grep -q '^ln_f' "$T/o"
 }
 
 @test "pn-net refuses a missing config file" {

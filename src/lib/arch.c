@@ -7,6 +7,8 @@
 #include "arch.h"
 #include "err.h"
 #include "network.h"
+#include "opt.h"
+#include "tsv.h"
 
 /* ---- rows ---------------------------------------------------------------- */
 
@@ -48,6 +50,31 @@ static pn_layer *row(pn_arch *a, pn_layer_type t, double repeat,
 	if (t != PN_MEM)
 		r->l.batch = 1;
 	return &r->l;
+}
+
+pn_layer *pn_arch_add(pn_arch *a, pn_layer_type t, double repeat,
+		      double params, const char *name)
+{
+	pn_layer *l = row(a, t, repeat, "%s", name);
+	a->r[a->n - 1].params = params;
+	return l;
+}
+
+int pn_arch_option(pn_arch_opts *o, int c, const char *arg)
+{
+	static const char *const phases[] = {"train", "fwd", 0};
+	switch (c) {
+	case 's': o->seq = (long)pn_opt_whole("--seq", arg, 1, 10000000);
+		  return 1;
+	case PN_AO_OPT: o->optimizer = pn_opt_choice("--optimizer", arg,
+						     pn_opt_names); return 1;
+	case PN_AO_PREC: o->prec = (pn_prec)pn_opt_choice("--precision", arg,
+							 pn_prec_names);
+			 return 1;
+	case PN_AO_PHASE: o->phase = pn_opt_choice("--phase", arg, phases) ?
+				     PN_PH_FWD : PN_PH_TRAIN; return 1;
+	}
+	return 0;
 }
 
 /* The parameters of the last row, when not its layer's weights. */
@@ -102,7 +129,7 @@ static void bmm(pn_arch *a, const char *name, double rep, double batch,
 
 /* Every row takes the command line's precision and phase, and the
  * optimizer where its type has weights. */
-static void finish(pn_arch *a, int family_opt)
+void pn_arch_finish(pn_arch *a, int family_opt)
 {
 	int opt = a->o.optimizer >= 0 ? a->o.optimizer : family_opt;
 	for (long i = 0; i < a->n; i++) {
@@ -137,6 +164,18 @@ void pn_arch_write(const pn_arch *a, FILE *f)
 	for (long i = 0; i < a->n; i++)
 		pn_network_put_row(f, a->r[i].name, &a->r[i].l, a->o.prec,
 				   phase, a->r[i].repeat);
+}
+
+void pn_arch_emit(const pn_arch *a, const char *out, int params)
+{
+	FILE *f = pn_output_open(out);
+	if (params) {
+		pn_put_num(f, pn_arch_params(a));
+		putc('\n', f);
+	} else {
+		pn_arch_write(a, f);
+	}
+	pn_output_close(f);
 }
 
 void pn_arch_free(pn_arch *a)
@@ -428,7 +467,7 @@ int pn_arch_named(pn_arch *a, const char *name, pn_arch_err *e)
 		pn_arch_free(a);
 		return rc;
 	}
-	finish(a, PN_OPT_SGD);
+	pn_arch_finish(a, PN_OPT_SGD);
 	return 0;
 }
 
@@ -505,7 +544,7 @@ int pn_arch_convstack(pn_arch *a, const char *spec, pn_arch_err *e)
 		return afail(e, 0, "no conv in '%s'", spec);
 	}
 	classifier(a, flat ? flat : c * x * x);
-	finish(a, PN_OPT_SGD);
+	pn_arch_finish(a, PN_OPT_SGD);
 	return 0;
 }
 
@@ -606,6 +645,8 @@ typedef struct {
 	long L, Ldec, E, h, kv, hd, I, V, types, buckets, experts, topk;
 	long P, Poff;       /* learned position table, and its rows beyond the
 			       context (OPT: 2) */
+	long proj;          /* OPT: word_embed_proj_dim when not E (the
+			       embedding's and head's width), else 0 */
 	int post, rms, gated, act, qkv_bias, o_bias, mlp_bias, rotary, tied,
 	    mlm, t5;
 	double drop, embdrop;
@@ -677,11 +718,7 @@ static void read_opt(cfgr *c, tf *t)
 		key_bool(c, "enable_bias", 1);
 	t->post = !key_bool(c, "do_layer_norm_before", 1);
 	long proj = key_whole(c, "word_embed_proj_dim", t->E);
-	if (!c->bad && proj != t->E)
-		c->bad = afail(c->e, pn_json_get(c->cfg,
-						 "word_embed_proj_dim")->line,
-			       "word_embed_proj_dim %ld differs from "
-			       "hidden_size %ld", proj, t->E);
+	t->proj = proj != t->E ? proj : 0;
 }
 
 static void read_llama(cfgr *c, tf *t, const char *type)
@@ -885,10 +922,11 @@ static void residual(pn_arch *a, const tf *t, const char *p, double rep,
 	vec(a, nm, rep, PN_ELEMENTWISE, "add", 1, S, (double)t->E);
 }
 
-/* The blocks of a stack (p: "h.0-11"): pre- or post-norm; a decoder of
- * T5 adds cross-attention over the encoder's S tokens. */
+/* The blocks of a stack (p: "h.0-11") over S tokens: pre- or post-norm;
+ * a decoder of T5 adds cross-attention over the encoder's Senc tokens
+ * (0: none). */
 static void blocks(pn_arch *a, const tf *t, const char *p, double L,
-		   double S, int cross)
+		   double S, double Senc)
 {
 	char nm[160];
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s." suffix, p), nm)
@@ -896,10 +934,10 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 		norm(a, t, NM("ln_1"), L, S);
 	attention(a, t, p, L, S, S, t->t5);
 	residual(a, t, NM("attn"), L, S);
-	if (cross) {
+	if (Senc) {
 		norm(a, t, NM("ln_cross"), L, S);
 		snprintf(nm, sizeof nm, "%s.cross", p);
-		attention(a, t, nm, L, S, S, 0);
+		attention(a, t, nm, L, S, Senc, 0);
 		residual(a, t, NM("cross.attn"), L, S);
 	}
 	norm(a, t, NM("ln_2"), L, S);
@@ -931,7 +969,9 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 			    "dropout", 1, S, E);
 		return;
 	}
-	embedding(a, "wte", 1, S, (double)t->V, E);
+	embedding(a, "wte", 1, S, (double)t->V, t->proj ? (double)t->proj : E);
+	if (t->proj)
+		dense(a, "project_in", 1, S, (double)t->proj, E, 0, 0);
 	if (t->P) {
 		embedding(a, "wpe", 1, S, (double)t->P, E);
 		vec(a, "embed.add", 1, PN_ELEMENTWISE, "add", 1, S, E);
@@ -954,20 +994,23 @@ static void head(pn_arch *a, const tf *t, double S)
 		vec(a, "mlm.softmax", 1, PN_SOFTMAX, NULL, 1, S, V);
 		return;
 	}
-	dense(a, "lm_head", 1, S, E, V, 0, 0);
+	if (t->proj)
+		dense(a, "project_out", 1, S, E, (double)t->proj, 0, 0);
+	dense(a, "lm_head", 1, S, t->proj ? (double)t->proj : E, V, 0, 0);
 	if (t->tied)
 		params(a, 0);
 	vec(a, "lm.softmax", 1, PN_SOFTMAX, NULL, 1, S, V);
 }
 
-/* T5: the encoder, the decoder over as many tokens, the head. */
-static void t5(pn_arch *a, const tf *t, double S)
+/* T5: the encoder over Senc tokens, the decoder over Sdec, the head. */
+static void t5(pn_arch *a, const tf *t, double Senc, double Sdec)
 {
 	char nm[64];
-	embedding(a, "shared", 1, S, (double)t->V, (double)t->E);
+	embedding(a, "shared", 1, Senc, (double)t->V, (double)t->E);
 	for (int dec = 0; dec < 2; dec++) {
 		const char *stack = dec ? "decoder" : "encoder";
 		double L = (double)(dec ? t->Ldec : t->L);
+		double S = dec ? Sdec : Senc;
 		if (dec) {
 			/* the shared embedding again: no weights of its own */
 			embedding(a, "decoder.embed", 1, S, (double)t->V,
@@ -985,7 +1028,7 @@ static void t5(pn_arch *a, const tf *t, double S)
 		l->vocab = (double)t->buckets;
 		l->embed_dim = (double)t->h;
 		snprintf(nm, sizeof nm, "%s.block.0-%.0f", stack, L - 1);
-		blocks(a, t, nm, L, S, dec);
+		blocks(a, t, nm, L, S, dec ? Senc : 0);
 		snprintf(nm, sizeof nm, "%s.ln_f", stack);
 		norm(a, t, nm, 1, S);
 		if (t->embdrop > 0) {
@@ -994,7 +1037,7 @@ static void t5(pn_arch *a, const tf *t, double S)
 			    (double)t->E);
 		}
 	}
-	head(a, t, S);
+	head(a, t, Sdec);
 }
 
 /* The sequence: --seq, else the config's context; at most the learned
@@ -1036,8 +1079,11 @@ int pn_arch_hf(pn_arch *a, const pn_json *cfg, pn_arch_err *e)
 	if (seq < 0)
 		return -1;
 	double S = (double)seq;
+	if (a->o.dec_seq && !t.t5)
+		return afail(e, 0, "--dec-seq is for an encoder-decoder "
+			     "(model_type t5)");
 	if (t.t5) {
-		t5(a, &t, S);
+		t5(a, &t, S, a->o.dec_seq ? (double)a->o.dec_seq : S);
 	} else {
 		char nm[64];
 		embeddings(a, &t, S);
@@ -1048,6 +1094,6 @@ int pn_arch_hf(pn_arch *a, const pn_json *cfg, pn_arch_err *e)
 			norm(a, &t, "ln_f", 1, S);
 		head(a, &t, S);
 	}
-	finish(a, PN_OPT_ADAM);
+	pn_arch_finish(a, PN_OPT_ADAM);
 	return 0;
 }

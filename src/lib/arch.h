@@ -30,8 +30,10 @@
  *                  vocab_size max_position_embeddings (its table holds 2
  *                  more) activation_function (relu) dropout (0.1)
  *                  enable_bias (true) do_layer_norm_before (true)
- *                  tie_word_embeddings (true); word_embed_proj_dim must
- *                  equal hidden_size
+ *                  tie_word_embeddings (true) word_embed_proj_dim
+ *                  (hidden_size; when it differs, as in opt-350m, the
+ *                  word embedding and the head are that wide, with
+ *                  project_in and project_out dense layers without bias)
  *   llama mistral qwen2 mixtral
  *                  num_hidden_layers hidden_size num_attention_heads
  *                  num_key_value_heads (= heads) head_dim (hidden / heads)
@@ -47,7 +49,8 @@
  *                  dropout_rate (0.1) tie_word_embeddings (true):
  *                  encoder-decoder, RMSNorm without bias, relative position
  *                  bias in the first block of each stack; the decoder's
- *                  sequence is seq too
+ *                  sequence is dec_seq (default seq), its cross-attention
+ *                  reads the encoder's seq tokens
  *
  * Every model ends in its loss head: the LM head (dense to the
  * vocabulary, without bias; its weights counted once when tied) and a
@@ -112,10 +115,10 @@
  *   the 7 heads do not divide the hidden size 768
  *   the 32 heads are no multiple of the 5 key/value heads
  *   num_experts_per_tok 9 is more than num_local_experts 8
- *   word_embed_proj_dim 512 differs from hidden_size 768
  *   no sequence length in the config (no max_position_embeddings or
  *     n_positions): give --seq
  *   seq 2048 is longer than the position table of 1024
+ *   --dec-seq is for an encoder-decoder (model_type t5)
  *   unknown architecture 'resnet20' (one of: resnet18, ...)
  *   image 16 is too small: the feature map vanishes
  *   bad item '3x3' (C[kK][sS], M, A or fN)        (a conv stack)
@@ -136,6 +139,7 @@ typedef struct {
 	pn_prec prec;
 	int phase;          /* PN_PH_TRAIN or PN_PH_FWD (network.h) */
 	long seq;           /* 0: the config's context */
+	long dec_seq;       /* t5: the decoder's tokens (0: seq) */
 	long image;         /* CNNs: input side (default 224) */
 	long classes;       /* CNNs: outputs (default 1000) */
 } pn_arch_opts;
@@ -158,6 +162,24 @@ typedef struct {
 	char msg[240];
 } pn_arch_err;
 
+/* ---- the options every network writer takes (pn-net, pn-onnx) ---------
+ * Their long options (PN_ARCH_LONGOPTS, inside a getopt_long table) and
+ * the lines of --help for --precision and --phase (each tool words its own
+ * --optimizer and --seq defaults); pn_arch_option reads one into o. */
+enum { PN_AO_OPT = 0x300, PN_AO_PREC, PN_AO_PHASE };
+#define PN_ARCH_LONGOPTS \
+	{"seq", required_argument, 0, 's'}, \
+	{"optimizer", required_argument, 0, PN_AO_OPT}, \
+	{"precision", required_argument, 0, PN_AO_PREC}, \
+	{"phase", required_argument, 0, PN_AO_PHASE}
+#define PN_ARCH_HELP_ROWS \
+"      --precision NAME  fp32, tf32, fp16 or bf16 (default fp32)\n" \
+"      --phase PHASE     train (forward, backward and optimizer; default) or\n" \
+"                        fwd (inference: no optimizer, no dropout)\n"
+/* Option c (getopt_long's value) with argument arg into o: 1 when c is one
+ * of these options, else 0; a bad value is a usage error (exit 2). */
+int pn_arch_option(pn_arch_opts *o, int c, const char *arg);
+
 /* Build into a (empty, with a->o set) from a config, a name or a stack
  * spec.  On an error a is left empty. */
 int pn_arch_hf(pn_arch *a, const pn_json *cfg, pn_arch_err *e);
@@ -166,10 +188,24 @@ int pn_arch_convstack(pn_arch *a, const char *spec, pn_arch_err *e);
 /* The names pn_arch_named knows, NULL-terminated. */
 extern const char *const pn_arch_names[];
 
+/* ---- rows from elsewhere (pn-onnx) ----------------------------------- */
+/* A new row of type t (batch 1, its type's default bias) named name (cut
+ * at 95 bytes), counted repeat times with params parameters a repeat (-1:
+ * its layer's weights). */
+pn_layer *pn_arch_add(pn_arch *a, pn_layer_type t, double repeat,
+		      double params, const char *name);
+/* Give every row the options' precision and phase, and the optimizer
+ * (family_opt when a->o.optimizer is -1) where its type has weights. */
+void pn_arch_finish(pn_arch *a, int family_opt);
+
 /* The parameter count (see above). */
 double pn_arch_params(const pn_arch *a);
 /* Write a's rows as a network (network.h's writer). */
 void pn_arch_write(const pn_arch *a, FILE *f);
+/* What pn-net and pn-onnx print: the parameter count (params set) or the
+ * network, to out (NULL or "-": standard output; pn_output_open's rules),
+ * closed with its error checked. */
+void pn_arch_emit(const pn_arch *a, const char *out, int params);
 void pn_arch_free(pn_arch *a);
 
 #endif
