@@ -152,36 +152,52 @@ static int h_conv(ox *x, const char *arg)
 	return 1;
 }
 
-/* Batch normalisation, as pn-net writes it today (arch.c bn()): a
- * layernorm of seq_len = H x W, dim = C.  MERGE: when the layer contract
- * has `batchnorm` (helper mem), write that type here. */
+/* BatchNormalization: a batchnorm row over the channels (dimension 1) of
+ * an N x C x H x W input, square as pn's images are (the height's image,
+ * as for Conv); scale and bias are its parameters. */
 static int h_bn(ox *x, const char *arg)
 {
 	(void)arg;
 	ox_tensor *in = ox_in(x, 0);
 	if (!in)
 		return -1;
-	pn_layer *l = ox_row(x, PN_LAYERNORM, NULL);
+	pn_layer *l = ox_row(x, PN_BATCHNORM, NULL);
 	l->batch = D(in, 0);
-	l->seq_len = ox_prod(in, 2, in->rank);
-	l->dim = D(in, 1);
+	l->in_channels = D(in, 1);
+	l->image = in->rank > 2 ? D(in, 2) : 1;
 	for (size_t i = 1; i <= 2; i++)
 		if (ox_has_in(x, i))
 			params(x, ox_weights(ox_find(x, x->node->input[i])));
 	return 1;
 }
 
-/* Pooling, as pn-net writes it today (arch.c pool()): a mem row moving the
- * input and the output once.  MERGE: when the layer contract has `pool`
- * (helper mem), write that type here. */
+/* MaxPool, AveragePool (kernel_shape, strides, pads), GlobalAveragePool,
+ * GlobalMaxPool (one window over the image): a pool row, op max or avg
+ * (arg). */
 static int h_pool(ox *x, const char *arg)
 {
-	(void)arg;
 	ox_tensor *in = ox_in(x, 0), *y = in ? ox_out(x, 0) : NULL;
 	if (!y)
 		return -1;
-	pn_layer *l = ox_row(x, PN_MEM, NULL);
-	l->elements = ox_prod(in, 0, in->rank) + ox_prod(y, 0, y->rank);
+	if (in->rank != 4)
+		return 0;
+	pn_layer *l = ox_row(x, PN_POOL, NULL);
+	snprintf(l->op, sizeof l->op, "%s", arg[0] == 'g' ? arg + 1 : arg);
+	l->batch = D(in, 0);
+	l->in_channels = D(in, 1);
+	l->image = D(in, 2);
+	if (arg[0] == 'g') {             /* global: one window */
+		l->kernel = l->stride = l->image;
+		l->padding = 0;
+		return 1;
+	}
+	size_t nk, ns, np;
+	const int64_t *k = ox_attr_ints(x, "kernel_shape", &nk),
+		      *s = ox_attr_ints(x, "strides", &ns),
+		      *p = ox_attr_ints(x, "pads", &np);
+	l->kernel = k && nk ? (double)k[0] : 1;
+	l->stride = s && ns ? (double)s[0] : 1;
+	l->padding = p && np ? (double)p[0] : 0;
 	return 1;
 }
 
@@ -372,8 +388,8 @@ static const struct {
 	{"MatMul", h_matmul, 0}, {"Gemm", h_gemm, 0}, {"Conv", h_conv, 0},
 	{"BatchNormalization", h_bn, 0}, {"LayerNormalization", h_ln, 0},
 	{"Softmax", h_softmax, 0}, {"LogSoftmax", h_softmax, 0},
-	{"MaxPool", h_pool, 0}, {"AveragePool", h_pool, 0},
-	{"GlobalAveragePool", h_pool, 0}, {"GlobalMaxPool", h_pool, 0},
+	{"MaxPool", h_pool, "max"}, {"AveragePool", h_pool, "avg"},
+	{"GlobalAveragePool", h_pool, "gavg"}, {"GlobalMaxPool", h_pool, "gmax"},
 	{"Add", h_binary, "add"}, {"Sub", h_binary, "sub"},
 	{"Mul", h_binary, "mul"}, {"Div", h_binary, "div"},
 	{"Pow", h_binary, "pow"},
