@@ -139,16 +139,20 @@ static void amp_row(const pn_layer *l, int train, pn_mem_row *m)
 	}
 }
 
-/* A cast row (pn_netrow.cast) of `traffic` bytes: a transient of both
- * tensors; a cast of an input starts a new chain of activations. */
-static void amp_cast(const pn_netrow *r, double traffic, double *prev_out,
-		     pn_mem_row *m)
+/* A cast row (pn_netrow.cast, l at the batch): a transient of both
+ * tensors, but a weight's fp32 side is the weights'; a cast of an input
+ * starts a new chain of activations. */
+static void amp_cast(const pn_netrow *r, const pn_layer *l, double traffic,
+		     double *prev_out, pn_mem_row *m)
 {
 	if (r->phase == PN_PH_BWD)
 		return;
+	if (r->cast == PN_CAST_WEIGHT) {
+		m->fwd_work = l->elements / 2 * l->bytes;
+		return;
+	}
 	m->fwd_work = traffic;
-	if (r->cast == PN_CAST_INPUT)
-		*prev_out = 0;
+	*prev_out = 0;
 }
 
 /* ---- the step ---------------------------------------------------------- */
@@ -194,7 +198,7 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	memset(m, 0, sizeof *m);
 	pn_network_scaled(net, r, batch, &l, &traffic);
 	if (r->cast) {
-		amp_cast(r, traffic, prev_out, m);
+		amp_cast(r, &l, traffic, prev_out, m);
 		return;
 	}
 	if (r->phase == PN_PH_ACC) {

@@ -87,10 +87,11 @@
  *              (autocast's cast cache), kept to the row's backward
  *   workspace  backward + e w (the half gradient before its cast)
  * Activations are kept in the precision of the row that keeps them (its
- * e).  A cast row (pn_netrow.cast) keeps nothing; its forward workspace
- * is its traffic_bytes (both tensors, (4 + 2) N); a cast of a weight
- * leaves the chain of activations alone (the row after it reads the
- * output of the row before).  The loss scaler's state (a few scalars) is
+ * e).  A cast row (pn_netrow.cast) of N elements keeps nothing; its
+ * forward workspace: a cast of an input, its traffic_bytes (both tensors,
+ * (4 + 2) N); of a weight, its output e N (the fp32 side is among the
+ * weights), and it leaves the chain of activations alone (the row after
+ * it reads the output of the row before).  The loss scaler's state (a few scalars) is
  * not counted.
  *
  * Not modelled: max pooling's int64 indices (a mem row does not say which
