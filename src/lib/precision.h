@@ -74,6 +74,9 @@
  *                     forward row before) is fp32, or an autocast-fp32
  *                     row whose input is h: N the row's input elements
  *                     (bmm: its first operand); twin cast-input-grad
+ * A row's input is the output of the forward row before it: a row that
+ * reads a tensor from further above (attention's key and value
+ * projections) gets no cast, though autocast casts it again for each.
  * Every other row gets rule and precision only.  A row's traffic_bytes is
  * scaled by the ratio of its new element size to its old. */
 #ifndef PN_PRECISION_H
