@@ -17,6 +17,7 @@
 #include "memory.h"
 #include "modelset.h"
 #include "network.h"
+#include "precision.h"
 #include "roofline.h"
 #include "sheet.h"
 #include "tsv.h"
@@ -51,6 +52,10 @@ static const char usage[] =
 "      --optimizer NAME    the optimizer whose state every row with weights\n"
 "                          keeps (default: each row's; a traced graph has none)\n"
 "      --momentum          SGD and RMSprop keep a momentum buffer\n"
+"      --precision MODE    train in MODE: fp32, tf32 (GEMMs only), fp16, bf16\n"
+"                          (every row), amp-fp16 or amp-bf16 (autocast's\n"
+"                          rules, fp32 master weights, the casts as rows;\n"
+"                          default: each row's own precision)\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
 "  -o, --output FILE       write to FILE instead of standard output\n"
 "  -h, --help              display this help and exit\n"
@@ -363,11 +368,12 @@ static void plot(const char *path, const char *net, const result *res,
 /* ---- main -------------------------------------------------------------- */
 
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
-       OPT_OPTIMIZER, OPT_MOMENTUM };
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
 	int fallback, all, per_layer, fmt, max_batch;
+	int pmode;              /* --precision: PN_PM_*, or -1 */
 	double level, batch, dataset;
 	pn_mem_opts mem;
 } options;
@@ -386,6 +392,7 @@ static const struct option long_opts[] = {
 	{"max-batch", no_argument, 0, OPT_MAXBATCH},
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"momentum", no_argument, 0, OPT_MOMENTUM},
+	{"precision", required_argument, 0, OPT_PRECISION},
 	{"gpuspecs", required_argument, 0, 'g'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
@@ -421,6 +428,7 @@ static void parse_options(int argc, char **argv, options *o)
 	memset(o, 0, sizeof *o);
 	o->fmt = PN_SHEET_TSV;
 	o->mem.optimizer = -1;
+	o->pmode = -1;
 	argv[0] = (char *)pn_prog;
 	while ((c = getopt_long(argc, argv, "m:d:b:n:pI::g:o:h", long_opts,
 				NULL)) != -1) {
@@ -464,6 +472,10 @@ static void parse_options(int argc, char **argv, options *o)
 							    sizeof list));
 			break;
 		case OPT_MOMENTUM: o->mem.momentum = 1; break;
+		case OPT_PRECISION:
+			o->pmode = pn_opt_choice("--precision", optarg,
+						 pn_pmode_names);
+			break;
 		case 'g': o->specs = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
@@ -569,22 +581,31 @@ static int model_saw(const pn_model *m, pn_prec p)
 	return p == PN_FP32;
 }
 
-/* Say once on stderr when rows are in a precision that no model was
- * fitted on: predicted by the roofline (checked against fp32 measurements
- * only) or extrapolated by a model. */
-static void warn_precision(const pn_modelset *ms, const pn_network *net,
-			   const unsigned char *bymodel)
+/* The source of each row's time (--per-layer's source column). */
+enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED };
+static const char *const src_names[] = {"roofline", "model", "extrapolated"};
+
+/* Each row's source: a model row in a precision its model was not fitted
+ * on is extrapolated.  Say once on stderr when rows are in a precision
+ * that no model was fitted on: predicted by the roofline (checked against
+ * fp32 measurements only) or extrapolated by a model. */
+static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
+			      const unsigned char *bymodel)
 {
+	unsigned char *src = pn_xmalloc((size_t)net->n);
 	long roof = 0, ext = 0;
 	int unseen[PN_NPREC] = {0};
 	for (long i = 0; i < net->n; i++) {
 		const pn_netrow *r = &net->r[i];
 		const pn_model *m = bymodel[i] ? pn_modelset_find(ms,
 			pn_layer_name(r->l.type)) : NULL;
+		src[i] = m ? SRC_MODEL : SRC_ROOFLINE;
 		if (m ? model_saw(m, r->prec) : r->prec == PN_FP32)
 			continue;
 		unseen[r->prec] = 1;
 		*(m ? &ext : &roof) += 1;
+		if (m)
+			src[i] = SRC_EXTRAPOLATED;
 	}
 	char list[64] = "";
 	for (int p = 0, n = 0; p < PN_NPREC; p++)
@@ -596,10 +617,34 @@ static void warn_precision(const pn_modelset *ms, const pn_network *net,
 			"predicted by the roofline (checked against fp32 "
 			"measurements only), %ld extrapolated by a model",
 			net->path, list, roof, roof == 1 ? "" : "s", ext);
+	return src;
 }
 
-/* The times of the iteration and the epoch on GPU d: t (and tl, the last
- * batch, or NULL) hold every row's time, kf and kl its factors. */
+/* --precision: say once on stderr which GPUs have no unit for the mode's
+ * GEMMs faster than fp32 (roofline.h's rules fall back to its fp32
+ * peak), such as bf16 on a V100. */
+static void warn_units(int mode, const pn_gpu *const *dev, int ndev)
+{
+	pn_prec p = pn_pmode_gemm(mode);
+	char list[400] = "";
+	int n = 0;
+	size_t len = 0;
+	for (int d = 0; d < ndev && p != PN_FP32; d++) {
+		if (strcmp(pn_unit_peak(dev[d], PN_DENSE, p).col,
+			   "fp32_gflops") != 0)
+			continue;
+		if (n++ < 8 && len < sizeof list)
+			len += (size_t)snprintf(list + len, sizeof list - len,
+						"%s%s", len ? ", " : "",
+						dev[d]->name);
+	}
+	if (n)
+		pn_warn("no %s unit faster than fp32 on %d GPU%s (%s%s): %s "
+			"GEMMs predicted at the fp32 peak there",
+			pn_prec_name(p), n, n == 1 ? "" : "s", list,
+			n > 8 ? ", ..." : "", pn_prec_name(p));
+}
+
 /* The times of the iteration and the epoch on GPU d: t (and tl, the last
  * batch, or NULL) hold every row's time, kf and kl its factors. */
 static void sum_device(result *r, const pn_network *net, int d,
@@ -679,7 +724,7 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
  * device source time_ms total_ms [time_lo_ms time_hi_ms] and the row's
  * memory (memory.h, one instance); mem[b]: the rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
-			 const unsigned char *bymodel, double batch,
+			 const unsigned char *src, double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
 			 const factors *kf, pn_mem_row *const *mem)
 {
@@ -712,8 +757,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				       m[i].weights, m[i].grads, m[i].state,
 				       m[i].saved, fmax(m[i].fwd_work,
 							m[i].bwd_work)};
-			const char *s[2] = {dev[d]->name, bymodel[i] ? "model"
-					    : "roofline"};
+			const char *s[2] = {dev[d]->name, src_names[src[i]]};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
 				while (x < nx && xcol[x] != c)
@@ -866,10 +910,15 @@ int main(int argc, char **argv)
 	const pn_gpu **dev = devices(&o, gpus, &ndev);
 	pn_network net;
 	pn_network_load(&net, o.path);
+	if (o.pmode >= 0) {
+		warn_units(o.pmode, dev, ndev);
+		pn_precision_apply(&net, o.pmode);
+		o.mem.amp = pn_pmode_amp(o.pmode) >= 0;
+	}
 	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
 	unsigned char *bymodel = which_rows(&o, ms, &net);
-	warn_precision(ms, &net, bymodel);
+	unsigned char *src = sources(ms, &net, bymodel);
 	modelpath mp = {0};
 	mp.level = o.level;
 	if (ms)
@@ -890,16 +939,17 @@ int main(int argc, char **argv)
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 
-	long nmodel = 0;
+	long nsrc[3] = {0};
 	for (long i = 0; i < net.n; i++)
-		nmodel += bymodel[i];
-	const char *source = nmodel == net.n ? "model" : nmodel ? "mixed" :
-			     "roofline";
+		nsrc[src[i]]++;
+	const char *source = nsrc[SRC_MODEL] == net.n ? "model" :
+			     nsrc[SRC_EXTRAPOLATED] == net.n ? "extrapolated" :
+			     nsrc[SRC_ROOFLINE] == net.n ? "roofline" : "mixed";
 	FILE *f = pn_output_open(o.out);
 	pn_sheet *tb = pn_sheet_new(f, o.fmt);
 	rank_results(res, ndev);
 	if (o.per_layer)
-		write_layers(tb, &net, bymodel, o.batch, dev, ndev, t, &kf,
+		write_layers(tb, &net, src, o.batch, dev, ndev, t, &kf,
 			     rows);
 	else
 		write_summary(tb, res, ndev, source, o.max_batch, o.level > 0);
@@ -912,6 +962,7 @@ int main(int argc, char **argv)
 	pn_network_free(&net);
 	model_free(&mp);
 	free(bymodel);
+	free(src);
 	free(kf.one);
 	free(kf.sum);
 	for (int b = 0; b < PN_MEM_NBACKENDS; b++)

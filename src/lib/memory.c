@@ -194,6 +194,45 @@ void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 	m->bwd_work = in + out + bbwd;
 }
 
+/* ---- mixed precision (memory.h) ----------------------------------------- */
+
+/* A row with weights under AMP: fp32 masters, gradients and state; the
+ * half copy of the weights its forward used. */
+static void amp_row(const pn_layer *l, int train, pn_mem_row *m)
+{
+	if (m->weights <= 0)
+		return;
+	double half = m->weights,
+	       to32 = (double)pn_prec_bytes(PN_FP32) / l->bytes;
+	m->weights *= to32;
+	m->grads *= to32;
+	m->state *= to32;
+	if (l->prec != PN_FP16 && l->prec != PN_BF16)
+		return;
+	if (train) {
+		m->saved += half;
+		m->bwd_work += half;
+	} else {
+		m->fwd_work += half;
+	}
+}
+
+/* A cast row (pn_netrow.cast, l at the batch): a transient of both
+ * tensors, but a weight's fp32 side is the weights'; a cast of an input
+ * starts a new chain of activations. */
+static void amp_cast(const pn_netrow *r, const pn_layer *l, double traffic,
+		     double *prev_out, pn_mem_row *m)
+{
+	if (r->phase == PN_PH_BWD)
+		return;
+	if (r->cast == PN_CAST_WEIGHT) {
+		m->fwd_work = l->elements / 2 * l->bytes;
+		return;
+	}
+	m->fwd_work = traffic;
+	*prev_out = 0;
+}
+
 /* ---- the step ---------------------------------------------------------- */
 
 typedef struct {
@@ -265,6 +304,10 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	double traffic;
 	memset(m, 0, sizeof *m);
 	pn_network_scaled(net, r, batch, &l, &traffic);
+	if (r->cast) {
+		amp_cast(r, &l, traffic, prev_out, m);
+		return;
+	}
 	if (r->phase == PN_PH_ACC) {
 		if (l.type == PN_ELEMENTWISE) {  /* one per weight tensor */
 			pn_work w;
@@ -281,6 +324,8 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	int opt = o->optimizer >= 0 && pn_layer_defs[l.type].weights ?
 		  o->optimizer : l.optimizer;
 	pn_mem_row_of(&l, ni->train, dropout_of(ni, r), opt, o, m);
+	if (o->amp)
+		amp_row(&l, ni->train, m);
 	if (ni->acc)
 		m->weights = m->grads = m->state = 0;
 	if (!ni->train)

@@ -99,9 +99,27 @@
  * The fixed cost (pn_mem_fixed) is per backend (pn_mem_backend): the CPU
  * value is measured by bench/real-memory (see there); the GPU value is
  * the CUDA context and kernels, a cited figure, not measured by pn.
+ * Mixed precision (pn_mem_opts.amp; a network that pn_precision_apply
+ * rewrote in amp-fp16 or amp-bf16, precision.h), as PyTorch's autocast
+ * with fp32 parameters keeps it: per row with weights, of w weight
+ * elements, in a row of element size e (2 when the row runs in half):
+ *   weights    4 w (the fp32 master weights)
+ *   gradients  4 w (.grad of an fp32 parameter is fp32)
+ *   state      pn_opt_states(opt) 4 w (+ 4 w momentum, as above)
+ *   saved      + e w when the row runs in half: the weight's half copy
+ *              (autocast's cast cache), kept to the row's backward
+ *   workspace  backward + e w (the half gradient before its cast)
+ * Activations are kept in the precision of the row that keeps them (its
+ * e).  A cast row (pn_netrow.cast) of N elements keeps nothing; its
+ * forward workspace: a cast of an input, its traffic_bytes (both tensors,
+ * (4 + 2) N); of a weight, its output e N (the fp32 side is among the
+ * weights), and it leaves the chain of activations alone (the row after
+ * it reads the output of the row before).  The loss scaler's state (a few scalars) is
+ * not counted.
+ *
  * Not modelled: the caching allocator's fragmentation and the unused
  * tails of its shared segments, a batch norm's running statistics (2 C x
- * 4 bytes), mixed precision, activation checkpointing. */
+ * 4 bytes), activation checkpointing. */
 #ifndef PN_MEMORY_H
 #define PN_MEMORY_H
 
@@ -144,6 +162,8 @@ typedef struct {
 	int optimizer;   /* PN_OPT_* for every row with weights, or -1: each
 			    row's own */
 	int momentum;    /* sgd and rmsprop keep a momentum buffer */
+	int amp;         /* automatic mixed precision (precision.h): fp32
+			    masters (see "Mixed precision" above) */
 } pn_mem_opts;
 
 /* One row, one instance (bytes). */

@@ -219,7 +219,7 @@ void pn_network_scaled(const pn_network *net, const pn_netrow *r,
 {
 	*l = r->l;
 	*traffic = r->traffic;
-	if (net->traced)
+	if (net->traced || r->cast == PN_CAST_WEIGHT)
 		return;
 	if (l->type == PN_MEM)
 		l->elements *= batch;

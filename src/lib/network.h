@@ -52,7 +52,13 @@ typedef struct {
 	double traffic;     /* traffic_bytes as read; 0 when not given */
 	long line;
 	char **field;       /* the row's fields, in the network's columns */
+	int cast;           /* PN_CAST_*: a cast that pn_precision_apply
+			       added (precision.h), else PN_CAST_NONE */
 } pn_netrow;
+
+/* Casts of mixed precision (precision.h): of an activation (scaled by the
+ * batch) or of a weight (not scaled). */
+enum { PN_CAST_NONE, PN_CAST_INPUT, PN_CAST_WEIGHT };
 
 typedef struct {
 	char *path;
@@ -93,7 +99,7 @@ void pn_network_free(pn_network *net);
 
 /* Row r at `batch` samples: *l and *traffic (0: none) with the batch
  * dimension (mem: elements) and traffic_bytes multiplied by batch; a
- * traced network's rows as read. */
+ * traced network's rows and the casts of weights as read. */
 void pn_network_scaled(const pn_network *net, const pn_netrow *r,
 		       double batch, pn_layer *l, double *traffic);
 

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# pn-sum --precision: every row rewritten in one precision or under
+# automatic mixed precision (src/lib/precision.h), the casts AMP adds, the
+# memory of an AMP step, and rows no model saw in their precision.
+load test_helper
+
+F="$FIX/sum"
+G="--gpuspecs $FIX/sum/amp-gpus.tsv"
+# amp-gpus.tsv: TC (fp32 1024, tf32 8192, fp16 and bf16 16384 GFLOP/s,
+# 1024 GB/s) and NOTC (fp16 tensor cores only, as a V100).
+#
+# amp-net.tsv, per sample, every row phase train:
+#   ln   layernorm 4 x 8           fc   dense 4 x (8 -> 16), weights 144
+#   gelu elementwise 4 x 16        add  elementwise (binary) 4 x 16
+#   fc2  dense 4 x (16 -> 8), weights 136      sm softmax 4 x 8
+# Under amp-bf16: ln fp32; fc bf16, its input (ln's output, fp32) cast,
+# 32 elements a sample, its weights cast, 144; gelu follows fc (bf16); add
+# promotes to fp32; fc2 bf16, its input cast (64 a sample) and its weights
+# (136); sm fp32, its input (fc2's bf16 output, 32 a sample) cast.  A cast
+# of N elements: elements 2N, traffic_bytes 6N, and a bwd twin.
+
+setup_file() {
+	# a linear model for bmm, fitted on fp32 rows: time_ms = flops / 1e9
+	pn-featurize --gpuspecs "$FIX/sum/gpus.tsv" "$F/bmm-train.tsv" |
+		pn-fit -f lr --no-log-target -F flops -o "$BATS_FILE_TMPDIR/bmm.model"
+}
+
+setup() { T=$BATS_TEST_TMPDIR; }
+
+# layers ARGS...: pn-sum --per-layer on TC, into $T/out (stderr $T/err)
+layers() { run_io pn-sum --fallback roofline $G -d TC --per-layer "$@"; }
+
+# cols FILE NAME...: the named columns of a TSV, header included
+cols() {
+	local f=$1
+	shift
+	awk -F'\t' -v OFS='\t' -v want="$*" 'NR == 1 { n = split(want, w, " ")
+		for (i = 1; i <= NF; i++) at[$i] = i }
+		{ s = $at[w[1]]; for (j = 2; j <= n; j++) s = s OFS $at[w[j]]; print s }' "$f"
+}
+
+@test "pn-sum --precision bf16 puts every row in bf16 and adds no casts" {
+	layers --precision bf16 "$F/amp-net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column precision "$T/out" | sort -u)" = bf16 ]
+	[ "$(column precision_rule "$T/out" | sort -u)" = bf16 ]
+	[ "$(column name "$T/out" | tr '\n' ' ')" = "ln fc gelu add fc2 sm " ]
+}
+
+@test "pn-sum --precision tf32 puts the GEMM-like rows in tf32 and the others in fp32" {
+	layers --precision tf32 "$F/amp-net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(cols "$T/out" name precision precision_rule)" = "$(printf 'name\tprecision\tprecision_rule
+ln\tfp32\ttf32-not-gemm
+fc\ttf32\ttf32
+gelu\tfp32\ttf32-not-gemm
+add\tfp32\ttf32-not-gemm
+fc2\ttf32\ttf32
+sm\tfp32\ttf32-not-gemm')" ]
+}
+
+@test "pn-sum --precision amp-bf16 runs dense in bf16, layernorm and softmax in fp32, and adds the casts" {
+	layers --precision amp-bf16 "$F/amp-net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(cols "$T/out" name layer phase precision precision_rule)" = "$(printf 'name\tlayer\tphase\tprecision\tprecision_rule
+ln\tlayernorm\ttrain\tfp32\tautocast-fp32
+amp.cast:fc\tmem\tfwd\tbf16\tcast-input
+amp.cast:fc\tmem\tbwd\tbf16\tcast-input-grad
+amp.cast:fc\tmem\tfwd\tbf16\tcast-weight
+fc\tdense\ttrain\tbf16\tautocast-half
+amp.cast:fc\tmem\tbwd\tbf16\tcast-weight-grad
+gelu\telementwise\ttrain\tbf16\tfollow
+add\telementwise\ttrain\tfp32\tpromote
+amp.cast:fc2\tmem\tfwd\tbf16\tcast-input
+amp.cast:fc2\tmem\tbwd\tbf16\tcast-input-grad
+amp.cast:fc2\tmem\tfwd\tbf16\tcast-weight
+fc2\tdense\ttrain\tbf16\tautocast-half
+amp.cast:fc2\tmem\tbwd\tbf16\tcast-weight-grad
+amp.cast:sm\tmem\tfwd\tbf16\tcast-input
+amp.cast:sm\tmem\tbwd\tbf16\tcast-input-grad
+sm\tsoftmax\ttrain\tfp32\tautocast-fp32')" ]
+}
+
+@test "pn-sum scales the casts of inputs by the batch and not the casts of weights" {
+	layers --precision amp-fp16 -b 2 "$F/amp-net.tsv"
+	[ "$status" -eq 0 ]
+	grep -v '^amp' "$T/out" >"$T/rest"
+	[ "$(column elements "$T/rest" | sort -u)" = NA ]
+	grep '^amp' "$T/out" >"$T/casts" || true
+	sed -i "1i $(head -1 "$T/out")" "$T/casts"
+	[ "$(cols "$T/casts" precision_rule elements traffic_bytes)" = "$(printf 'precision_rule\telements\ttraffic_bytes
+cast-input\t128\t384
+cast-input-grad\t128\t384
+cast-weight\t288\t864
+cast-weight-grad\t288\t864
+cast-input\t256\t768
+cast-input-grad\t256\t768
+cast-weight\t272\t816
+cast-weight-grad\t272\t816
+cast-input\t128\t384
+cast-input-grad\t128\t384')" ]
+	[ "$(column precision "$T/casts" | sort -u)" = fp16 ]
+}
+
+@test "pn-sum --precision bf16 runs a bmm at the bf16 tensor-core peak" {
+	# 2 x 1000 x 500 x 1000 FLOP: 0.9765625 ms at 1024 GFLOP/s, 1/16 of
+	# it at 16384 (compute bound either way)
+	layers "$F/bmm.tsv"
+	[ "$(column time_ms "$T/out")" = 0.9765625 ]
+	layers --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column time_ms "$T/out")" = 0.06103515625 ]
+}
+
+@test "pn-sum warns that a GPU without bf16 tensor cores runs bf16 GEMMs at its fp32 peak" {
+	run_io pn-sum --fallback roofline $G -d TC,NOTC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column time_ms "$T/out" | tr '\n' ' ')" = "0.06103515625 0.9765625 " ]
+	[ "$(head -1 "$T/err")" = "pn-sum: warning: no bf16 unit faster than fp32 on 1 GPU (NOTC): bf16 GEMMs predicted at the fp32 peak there" ]
+	run_io pn-sum --fallback roofline $G -d TC,NOTC --precision fp16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	! grep -q 'no fp16 unit' "$T/err"
+}
+
+@test "pn-sum's memory of a dense row under amp-bf16 keeps fp32 masters and the half copy of its weights" {
+	# mem-dense.tsv: dense 1000 -> 500 + bias, w = 500500, Adam, batch 4:
+	#   weights 4w = 2002000, grads 4w, state 2 x 4w = 4004000; saved:
+	#   its bf16 input 4 x 1000 x 2 = 8000 + the bf16 weights 2w = 1001000;
+	#   workspace: backward 8000 + 4000 + the bf16 weight gradient 1001000
+	run_io pn-sum --fallback roofline $G -d TC --per-layer -b 4 --precision amp-bf16 "$F/mem-dense.tsv"
+	[ "$status" -eq 0 ]
+	cols "$T/out" name weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes >"$T/bytes"
+	[ "$(awk -F'\t' '$1 == "fc"' "$T/bytes")" = "$(printf 'fc\t2002000\t2002000\t4004000\t1009000\t1013000')" ]
+}
+
+# peak_bytes FILE: peak_gb of the summary's first row in bytes, less the
+# GPU's fixed cost (memory.h: 1343 MiB)
+peak_bytes() {
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "peak_gb") k = i }
+		NR == 2 { printf "%.0f\n", $k * 2^30 - 1408237568 }' "$1"
+}
+
+@test "pn-sum's peak under amp-bf16 with Adam is the hand-computed optimizer step" {
+	# step: W 2002000 + state 4004000 + G 2002000 + Adam's temporaries
+	# 2 x 2002000 = 12012000 (plain bf16: half of it)
+	run_io pn-sum --fallback roofline $G -d TC -b 4 --precision amp-bf16 "$F/mem-dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(peak_bytes "$T/out")" = 12012000 ]
+	run_io pn-sum --fallback roofline $G -d TC -b 4 --precision bf16 "$F/mem-dense.tsv"
+	[ "$(peak_bytes "$T/out")" = 6006000 ]
+}
+
+@test "pn-sum's peak under amp-bf16 with SGD is the backward pass with the half weights" {
+	# backward at fc: W 2002000 + saved 1009000 + G 2002000 + workspace
+	# 1013000 = 6026000 (fp32: 4044000, t/71-sum-memory.bats)
+	run_io pn-sum --fallback roofline $G -d TC -b 4 --optimizer sgd --precision amp-bf16 "$F/mem-dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(peak_bytes "$T/out")" = 6026000 ]
+}
+
+@test "pn-sum says extrapolated, never model, for a model's row in a precision it was not fitted on" {
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --per-layer "$F/bmm.tsv"
+	[ "$(column source "$T/out")" = model ]
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column source "$T/out")" = extrapolated ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: $F/bmm.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model" ]
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --precision bf16 "$F/bmm.tsv"
+	[ "$(column source "$T/out")" = extrapolated ]
+}
+
+@test "pn-sum says model for a row in a precision its model's info line names" {
+	sed 's/^body$/info precisions bf16,fp32\nbody/' "$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/m"
+	grep -qx 'info precisions bf16,fp32' "$BATS_TEST_TMPDIR/m"
+	run_io pn-sum -m "$BATS_TEST_TMPDIR/m" $G -d TC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column source "$T/out")" = model ]
+	[ ! -s "$T/err" ]
+}
+
+@test "pn-sum rejects an unknown --precision with exit 2" {
+	run_io pn-sum --fallback roofline $G -d TC --precision fp64 "$F/bmm.tsv"
+	[ "$status" -eq 2 ]
+	[ "$(cat "$T/err")" = "pn-sum: --precision: unknown value 'fp64' (one of: fp32, tf32, fp16, bf16, amp-fp16, amp-bf16)
+Try 'pn-sum --help' for more information." ]
+	[ ! -s "$T/out" ]
+}
