@@ -296,7 +296,7 @@ ns_row() {
 @test "pn-import rejects an unknown --format with exit 2" {
 	run pn-import --format csv "$I/neusight-bmm.csv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-import: --format: unknown value 'csv' (one of: neusight, prenet)" ]
+	[ "${lines[0]}" = "pn-import: --format: unknown value 'csv' (one of: neusight, prenet, vidur)" ]
 	[ "${lines[1]}" = "Try 'pn-import --help' for more information." ]
 }
 
