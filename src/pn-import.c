@@ -1,5 +1,5 @@
-/* pn-import - convert archived per-operator GPU measurements (NeuSight or
- * PreNeT CSV) to pn's layer TSV.  See pn-import(1). */
+/* pn-import - convert archived per-operator GPU measurements (NeuSight,
+ * PreNeT or Vidur CSV) to pn's layer TSV.  See pn-import(1). */
 #include <getopt.h>
 #include <math.h>
 #include <stddef.h>
@@ -14,9 +14,11 @@
 #include "layer.h"
 #include "opt.h"
 #include "tsv.h"
+#include "vidur.h"
 
-enum { FMT_AUTO, FMT_NEUSIGHT, FMT_PRENET };
-static const char *const fmtname[] = {"auto", "neusight", "prenet"};
+enum { FMT_AUTO, FMT_NEUSIGHT, FMT_PRENET, FMT_VIDUR, FMT_N };
+static const char *const fmtname[] = {"auto", "neusight", "prenet", "vidur",
+				       NULL};
 
 static struct {
 	int format;
@@ -34,11 +36,13 @@ static long nrows, nskipped;
 
 /* ---- output rows ------------------------------------------------------- */
 
-/* Columns after the layer contract's. */
-enum { C_DEVICE, C_TIME, C_TMIN, C_TMAX, C_TSTD, C_SOURCE, C_END };
+/* Columns after the layer contract's: the times' spread where the format
+ * has it (PreNeT, Vidur); Vidur's operator and tensor-parallel degree. */
+enum { C_DEVICE, C_TIME, C_TMIN, C_TMAX, C_TSTD, C_SOURCE, C_VOP, C_TP,
+       C_END };
 static const char *const colname[C_END] = {
 	"device", "time_ms", "time_min_ms", "time_max_ms", "time_std_ms",
-	"source",
+	"source", "vidur_op", "tp",
 };
 
 typedef struct {
@@ -47,6 +51,8 @@ typedef struct {
 	pn_prec prec;
 	const char *device;
 	double time, tmin, tmax, tstd;
+	const char *vop;        /* Vidur: its operator */
+	double tp;              /* Vidur: num_tensor_parallel_workers */
 } row;
 
 typedef struct {
@@ -56,18 +62,21 @@ typedef struct {
 
 /* The output columns of layer type t read from format fmt: the contract's
  * (layer.h's writer; layernorm, softmax and elementwise share one list,
- * with op), then device, the times and source. */
+ * with op), then device, the times, source and Vidur's own. */
 static const schema *schema_of(pn_layer_type t, int fmt)
 {
-	static schema cache[PN_NLAYERS][3];
+	static schema cache[PN_NLAYERS][FMT_N];
 	schema *s = &cache[t][fmt];
 	if (s->n)
 		return s;
 	s->n = s->nlayer = pn_layer_columns(t, PN_LC_VECOP, s->col);
-	for (int k = 0; k < C_END; k++)
-		if (fmt == FMT_PRENET || (k != C_TMIN && k != C_TMAX &&
-					  k != C_TSTD))
+	for (int k = 0; k < C_END; k++) {
+		int spread = k == C_TMIN || k == C_TMAX || k == C_TSTD;
+		int vidur = k == C_VOP || k == C_TP;
+		if ((!spread || fmt != FMT_NEUSIGHT) &&
+		    (!vidur || fmt == FMT_VIDUR))
 			s->col[s->n++] = colname[k];
+	}
 	return s;
 }
 
@@ -109,6 +118,8 @@ static void put_row(const schema *s, const row *r, const char *source)
 		case C_TMAX: pn_put_num(out, r->tmax); break;
 		case C_TSTD: pn_put_num(out, r->tstd); break;
 		case C_SOURCE: fputs(source, out); break;
+		case C_VOP: fputs(r->vop, out); break;
+		case C_TP: pn_put_num(out, r->tp); break;
 		default: PN_BUG("unknown output column");
 		}
 	}
@@ -536,6 +547,98 @@ static long import_prenet(pn_csv *c)
 	return n;
 }
 
+/* ---- Vidur ------------------------------------------------------------- */
+
+enum { V_HEAD, V_KVHEAD, V_EMBD, V_EXPANDED, V_VOCAB, V_GATED, V_TOKENS,
+       V_TP, V_N };
+static const char *const v_name[V_N] = {
+	"n_head", "n_kv_head", "n_embd", "n_expanded_embd", "vocab_size",
+	"use_gated_mlp", "num_tokens", "num_tensor_parallel_workers",
+};
+/* The statistics of time_stats.<op>.<stat>, as row's times. */
+enum { VS_MEDIAN, VS_MIN, VS_MAX, VS_STD, VS_N };
+static const char *const v_stat[VS_N] = {"median", "min", "max", "std"};
+
+/* Columns of the operators of layer type t: time[i][stat], -1 for an
+ * optional operator whose columns are absent or an operator of another
+ * type. */
+static int v_columns(const pn_csv *c, int t, int time[][VS_N])
+{
+	int found = 0;
+	for (int i = 0; pn_vidur_ops[i].name; i++) {
+		const pn_vidur_op *o = &pn_vidur_ops[i];
+		char name[96];
+		for (int k = 0; k < VS_N; k++) {
+			snprintf(name, sizeof name, "time_stats.%s.%s", o->name,
+				 v_stat[k]);
+			time[i][k] = (int)o->type != t ? -1 :
+				     o->optional ? pn_csv_find(c, name) :
+				     need_col(c, name);
+		}
+		found += time[i][VS_MEDIAN] >= 0;
+	}
+	return found;
+}
+
+/* The configuration of the current row, checked. */
+static void v_config(const pn_csv *c, const int *col, pn_vidur_cfg *v)
+{
+	v->n_head = whole(c, col[V_HEAD], 1);
+	v->n_kv_head = whole(c, col[V_KVHEAD], 1);
+	v->n_embd = whole(c, col[V_EMBD], 1);
+	v->n_expanded_embd = whole(c, col[V_EXPANDED], 1);
+	v->vocab = whole(c, col[V_VOCAB], 1);
+	v->gated = boolean(c, col[V_GATED]);
+	v->tokens = whole(c, col[V_TOKENS], 1);
+	v->tp = whole(c, col[V_TP], 1);
+	char msg[160];
+	if (pn_vidur_check(v, msg, sizeof msg))
+		pn_csv_die_row(c, "impossible model: %s", msg);
+}
+
+static long import_vidur(pn_csv *c)
+{
+	if (opt.layer < 0)
+		pn_usage_error("%s: a Vidur file holds several layer types; "
+			       "give --layer (dense, embedding, layernorm, "
+			       "elementwise or posenc)", pn_csv_path(c));
+	if (!opt.device)
+		pn_usage_error("%s: no GPU column; give --device NAME",
+			       pn_csv_path(c));
+	int col[V_N], time[16][VS_N];
+	for (int i = 0; i < V_N; i++)
+		col[i] = need_col(c, v_name[i]);
+	if (v_columns(c, opt.layer, time) == 0)
+		pn_usage_error("--layer %s: no Vidur operator is one",
+			       pn_layer_name((pn_layer_type)opt.layer));
+	long n = 0;
+	while (pn_csv_read(c)) {
+		n++;
+		pn_vidur_cfg v;
+		v_config(c, col, &v);
+		for (int i = 0; pn_vidur_ops[i].name; i++) {
+			row r;
+			memset(&r, 0, sizeof r);
+			if (time[i][VS_MEDIAN] < 0 ||
+			    pn_vidur_layer(&pn_vidur_ops[i], &v, &r.l) != 0)
+				continue;
+			if (!time_ms(c, time[i][VS_MEDIAN], &r.time)) {
+				nskipped++;
+				continue;
+			}
+			r.tmin = nonneg(c, time[i][VS_MIN]);
+			r.tmax = nonneg(c, time[i][VS_MAX]);
+			r.tstd = nonneg(c, time[i][VS_STD]);
+			r.prec = r.l.prec;
+			r.device = opt.device;
+			r.vop = pn_vidur_ops[i].name;
+			r.tp = v.tp;
+			emit(c, FMT_VIDUR, &r);
+		}
+	}
+	return n;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int detect(const pn_csv *c)
@@ -548,9 +651,14 @@ static int detect(const pn_csv *c)
 	if (pn_csv_find(c, "batchsize") >= 0 &&
 	    pn_csv_find(c, "timeUsed_median") >= 0)
 		return FMT_PRENET;
+	if (pn_csv_find(c, "num_tokens") >= 0 &&
+	    pn_csv_find(c, "num_tensor_parallel_workers") >= 0)
+		return FMT_VIDUR;
 	pn_die_at(PN_EXIT_DATA, pn_csv_path(c), 1, "unknown CSV layout: "
-		  "neither NeuSight (OPName,Latency,Device,...) nor PreNeT "
-		  "(batchsize,...,timeUsed_median,...); see --format");
+		  "neither NeuSight (OPName,Latency,Device,...), PreNeT "
+		  "(batchsize,...,timeUsed_median,...) nor Vidur (time_stats."
+		  "<op>.<stat>,...,num_tokens,num_tensor_parallel_workers); "
+		  "see --format");
 }
 
 static void import(const char *path)
@@ -559,7 +667,8 @@ static void import(const char *path)
 	static pn_csv *c;
 	c = pn_csv_open(path);
 	int fmt = opt.format != FMT_AUTO ? opt.format : detect(c);
-	long n = fmt == FMT_NEUSIGHT ? import_neusight(c) : import_prenet(c);
+	long n = fmt == FMT_NEUSIGHT ? import_neusight(c) :
+		 fmt == FMT_PRENET ? import_prenet(c) : import_vidur(c);
 	if (n == 0)
 		pn_die_at(PN_EXIT_DATA, pn_csv_path(c), 0, "no data rows");
 	pn_csv_close(c);
@@ -570,22 +679,25 @@ static void usage(void)
 {
 	printf("\
 Usage: pn-import [OPTION]... [FILE]...\n\
-Convert per-operator GPU measurements archived as CSV (NeuSight or PreNeT\n\
-layout) to pn layer TSV on standard output.\n\
+Convert per-operator GPU measurements archived as CSV (NeuSight, PreNeT or\n\
+Vidur layout) to pn layer TSV on standard output.\n\
 \n\
 With no FILE, or when FILE is -, read standard input.  Input may be gzip'd.\n\
 Several FILEs are concatenated under one header; their rows must all need\n\
 the same columns (layernorm, softmax and elementwise share theirs).\n\
 \n\
-  -f, --format=FORMAT  input layout, neusight or prenet (default: told from\n\
-                         the header of each FILE)\n\
+  -f, --format=FORMAT  input layout, neusight, prenet or vidur (default:\n\
+                         told from the header of each FILE)\n\
       --layer=TYPE     PreNeT: the layer type of every row instead of the\n\
                          one told from the columns; NeuSight: fail on a row\n\
-                         of another type\n\
+                         of another type; Vidur (required): the operators\n\
+                         of that type, each row of FILE giving one row per\n\
+                         operator\n\
       --device=NAME    GPU of every row (a name or alias in the GPU table),\n\
-                         instead of the Device or GPU column\n\
-      --source=TEXT    value of the source column (default: neusight or\n\
-                         prenet)\n\
+                         instead of the Device or GPU column (required for\n\
+                         Vidur, which has none)\n\
+      --source=TEXT    value of the source column (default: neusight,\n\
+                         prenet or vidur)\n\
       --gpuspecs=FILE  GPU table that resolves device names (default:\n\
                          $PN_GPUSPECS, else the installed gpus.tsv)\n\
       --skip-bad       skip rows whose time is missing or not positive\n\
@@ -622,8 +734,7 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 'f':
 			opt.format = FMT_NEUSIGHT + pn_opt_choice("--format",
-				optarg, (const char *const[]){"neusight",
-							     "prenet", NULL});
+				optarg, fmtname + 1);
 			break;
 		case O_LAYER:
 			opt.layer = pn_layer_type_of(optarg);

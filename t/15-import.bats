@@ -86,11 +86,11 @@ ns_row() {
 	diff <(printf '%s\n' "$output") "$I/prenet-posenc.expected"
 }
 
-@test "pn-import says when a header is neither NeuSight nor PreNeT" {
+@test "pn-import says when a header is neither NeuSight, PreNeT nor Vidur" {
 	printf 'a,b\n1,2\n' >"$T/x.csv"
 	run pn-import "$T/x.csv"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-import: $T/x.csv:1: unknown CSV layout: neither NeuSight (OPName,Latency,Device,...) nor PreNeT (batchsize,...,timeUsed_median,...); see --format" ]
+	[ "$output" = "pn-import: $T/x.csv:1: unknown CSV layout: neither NeuSight (OPName,Latency,Device,...), PreNeT (batchsize,...,timeUsed_median,...) nor Vidur (time_stats.<op>.<stat>,...,num_tokens,num_tensor_parallel_workers); see --format" ]
 }
 
 # ---- input -----------------------------------------------------------------
@@ -296,7 +296,7 @@ ns_row() {
 @test "pn-import rejects an unknown --format with exit 2" {
 	run pn-import --format csv "$I/neusight-bmm.csv"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-import: --format: unknown value 'csv' (one of: neusight, prenet)" ]
+	[ "${lines[0]}" = "pn-import: --format: unknown value 'csv' (one of: neusight, prenet, vidur)" ]
 	[ "${lines[1]}" = "Try 'pn-import --help' for more information." ]
 }
 

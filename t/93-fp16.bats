@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# pipelines/fp16 on small inputs (t/fixtures/fp16: every 200th row of
+# samples/neusight, and samples/vidur's Llama-2-7b rows at one shard and 15
+# token counts): it runs once, in setup_file, with its outputs kept.
+
+load test_helper
+
+setup_file() {
+	local d=$BATS_FILE_TMPDIR
+	NEUSIGHT="$FIX/fp16/neusight" VIDUR="$FIX/fp16/vidur" LAYERS="dense posenc" \
+		"$PN_ROOT/pipelines/fp16" "$d/fp16" >"$d/out" 2>"$d/err" &&
+		echo 0 >"$d/rc" || echo $? >"$d/rc"
+}
+
+setup() {
+	D=$BATS_FILE_TMPDIR
+}
+
+@test "pipelines/fp16 succeeds on the small samples and writes its two files" {
+	[ "$(cat "$D/rc")" -eq 0 ]
+	[ -s "$D/fp16/mape.tsv" ]
+	diff <(tail -n +2 "$D/out") "$D/fp16/mape.md"
+}
+
+@test "pipelines/fp16 reports every operator of each held-out GPU, and the A100 without its fp32 rows for the types NeuSight has" {
+	cut -f1-3 "$D/fp16/mape.tsv" >"$BATS_TEST_TMPDIR/got"
+	{
+		printf 'held_out\tlayer\tvidur_op\n'
+		for g in A40 A100-PCIE-80GB "A100-PCIE-80GB, no fp32"; do
+			for op in attn_pre_proj attn_post_proj mlp_up_proj mlp_down_proj "(all)"; do
+				printf '%s\tdense\t%s\n' "$g" "$op"
+			done
+			[ "$g" != "A100-PCIE-80GB, no fp32" ] || continue
+			printf '%s\tposenc\t%s\n' "$g" attn_rope "$g" "(all)"
+		done
+	} | diff - "$BATS_TEST_TMPDIR/got"
+}
+
+@test "pipelines/fp16 tests on every fp16 row of the held-out GPU" {
+	# 15 token counts (4096 twice) of Llama-2-7b at one shard
+	[ "$(awk -F'\t' '$1 == "A40" && $3 == "(all)" { print $2, $4 }' "$D/fp16/mape.tsv")" = "$(printf 'dense 60\nposenc 15')" ]
+}
+
+@test "pipelines/fp16 refuses a MAX_NS that is not a number" {
+	MAX_NS=all run "$PN_ROOT/pipelines/fp16" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 1 ]
+	[ "$output" = "fp16: MAX_NS must be a whole number, not 'all'" ]
+}
