@@ -218,10 +218,11 @@ static void amp_row(const pn_layer *l, int train, pn_mem_row *m)
 }
 
 /* A cast row (pn_netrow.cast, l at the batch): a transient of both
- * tensors, but a weight's fp32 side is the weights'; a cast of an input
- * starts a new chain of activations. */
+ * tensors, but a weight's fp32 side is the weights'.  A cast of an input
+ * starts a new chain of activations (a mem row keeps nothing for the row
+ * after: shared); shared skips a cast of a weight. */
 static void amp_cast(const pn_netrow *r, const pn_layer *l, double traffic,
-		     double *prev_out, pn_mem_row *m)
+		     pn_mem_row *m)
 {
 	if (r->phase == PN_PH_BWD)
 		return;
@@ -230,7 +231,6 @@ static void amp_cast(const pn_netrow *r, const pn_layer *l, double traffic,
 		return;
 	}
 	m->fwd_work = traffic;
-	*prev_out = 0;
 }
 
 /* ---- the step ---------------------------------------------------------- */
@@ -276,7 +276,8 @@ static double shared(const pn_network *net, const tensors *t, long i,
 {
 	long p = i - 1;
 	while (p >= 0 && (net->r[p].phase == PN_PH_BWD ||
-			  net->r[p].phase == PN_PH_ACC))
+			  net->r[p].phase == PN_PH_ACC ||
+			  net->r[p].cast == PN_CAST_WEIGHT))
 		p--;
 	if (p < 0)
 		return 0;
@@ -305,7 +306,7 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	memset(m, 0, sizeof *m);
 	pn_network_scaled(net, r, batch, &l, &traffic);
 	if (r->cast) {
-		amp_cast(r, &l, traffic, prev_out, m);
+		amp_cast(r, &l, traffic, m);
 		return;
 	}
 	if (r->phase == PN_PH_ACC) {
