@@ -9,9 +9,9 @@
  *          for comparison with the rf family.
  *
  * Parameters       boost   rf     XGBoost name
- *   rounds           300    1     boosting rounds
+ *   rounds           600    1     boosting rounds
  *   trees              1  100     num_parallel_tree
- *   depth              6   12     max_depth
+ *   depth              8   12     max_depth
  *   eta              0.1    1     eta
  *   subsample          1  0.632   subsample
  *   colsample          1    1     colsample_bytree
