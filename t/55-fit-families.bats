@@ -170,6 +170,39 @@ setup() {
 	family_deterministic gbdt -p rounds=20 -p subsample=0.7
 }
 
+# 4000 rows of 20 features: 80,000 cells, enough for gbdt to build the
+# histograms of its large nodes on helper threads (integer arithmetic: the
+# same rows from any awk)
+wide_rows() {
+	awk 'BEGIN {
+		printf "layer"; for (j = 1; j <= 20; j++) printf "\tx%d", j; print "\ttime_ms"
+		for (i = 0; i < 4000; i++) {
+			printf "dense"; s = 0
+			for (j = 1; j <= 20; j++) {
+				x = (i * (2 * j + 1) * 7919 + j * j * 104729) % 1000 / 1000 - 0.5
+				s += j * x * (j == 3 ? x : 1); printf "\t%.3f", x
+			}
+			printf "\t%.6f\n", 200 + s + (x > 0 ? 5 : 0)
+		} }' >wide.tsv
+}
+
+@test "pn-fit -f gbdt gives the same model whatever the number of threads" {
+	wide_rows
+	cols=$(seq -s, -f 'x%g' 1 20)
+	pn-fit -f gbdt -F "$cols" -p rounds=20 -p threads=1 -o a.model wide.tsv
+	pn-fit -f gbdt -F "$cols" -p rounds=20 -p threads=3 -o b.model wide.tsv
+	cmp <(grep -v '^param threads' a.model) <(grep -v '^param threads' b.model)
+}
+
+@test "pn-fit -f gbdt grows the trees it grew before its fit took the rows' predictions from their leaves" {
+	# made by pn-fit of 78e446c, which walked each tree over the rows
+	wide_rows
+	cols=$(seq -s, -f 'x%g' 1 20)
+	pn-fit -f gbdt -F "$cols" --no-log-target -p rounds=5 -p depth=4 -p threads=2 -o m.model wide.tsv
+	sed -n '/^body$/,/^end$/p' m.model >body
+	diff "$F/gbdt-wide.body" body
+}
+
 @test "pn-fit -f gbdt with subsampling gives another model for another seed" {
 	family_seeded gbdt -p rounds=20 -p subsample=0.7
 }

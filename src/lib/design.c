@@ -1,5 +1,6 @@
 /* design.c - a model's input transform (see design.h). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ void pn_design_free(pn_design *d)
 		pn_strset_free(&d->c[i].val);
 	}
 	free(d->c);
+	free(d->num_of);
+	free(d->num);
 	memset(d, 0, sizeof *d);
 }
 
@@ -135,37 +138,63 @@ int pn_design_list(pn_design *d, const pn_table *t, const char *list,
 	return rc;
 }
 
-/* Whether column c of a list is categorical: its values (NA aside) are
- * all numbers (0) or all something else (1); -1 when they mix. */
-static int kind_of(const pn_table *t, const size_t *rows, size_t n, int c,
-		   pn_fault *f)
+/* What the values of a list column are: kind -1 (all NA), 0 (numbers) or
+ * 1 (something else), set by its first value (row first); bad is the first
+ * row whose value is of the other kind, or SIZE_MAX. */
+typedef struct {
+	int c, kind;
+	size_t first, bad;
+} kind_scan;
+
+/* The kinds of the columns ks[0..m) over rows, in one pass row by row
+ * (column by column, each cell is a cache miss), their numbers into num
+ * (n rows of m; NAN: NA or not a number). */
+static void scan_kinds(const pn_table *t, const size_t *rows, size_t n,
+		       kind_scan *ks, int m, double *num)
 {
-	size_t first = 0;
-	int kind = -1;
+	for (int k = 0; k < m; k++) {
+		ks[k].kind = -1;
+		ks[k].first = 0;
+		ks[k].bad = SIZE_MAX;
+	}
 	for (size_t i = 0; i < n; i++) {
 		size_t r = rows[i];
-		double v;
-		if (pn_cell_na(t, r, c))
-			continue;
-		int cat = pn_parse_num(pn_cell(t, r, c), pn_cell_len(t, r, c),
-				       &v) < 0;
-		if (kind < 0) {
-			kind = cat;
-			first = r;
-		} else if (cat != kind) {
-			return pn_fault_set(f, PN_EXIT_DATA, t->path,
-					    t->line[r], "column '%s': '%.40s' "
-					    "is %sa number, but '%.40s' on "
-					    "line %ld is %s (a column is either "
-					    "numeric or categorical)",
-					    t->names[c], pn_cell(t, r, c),
-					    cat ? "not " : "",
-					    pn_cell(t, first, c),
-					    t->line[first], cat ? "one" :
-					    "not");
+		for (int k = 0; k < m; k++) {
+			kind_scan *s = &ks[k];
+			double v = NAN;
+			if (pn_cell_na(t, r, s->c)) {
+				num[i * (size_t)m + (size_t)k] = NAN;
+				continue;
+			}
+			int cat = pn_parse_num(pn_cell(t, r, s->c),
+					       pn_cell_len(t, r, s->c), &v) < 0;
+			num[i * (size_t)m + (size_t)k] = cat ? NAN : v;
+			if (s->bad != SIZE_MAX)
+				continue;
+			if (s->kind < 0) {
+				s->kind = cat;
+				s->first = r;
+			} else if (cat != s->kind) {
+				s->bad = r;
+			}
 		}
 	}
-	return kind > 0;
+}
+
+/* Whether the list column of ks is categorical (see scan_kinds); -1 with
+ * the message when its values mix numbers and other values. */
+static int kind_of(const pn_table *t, const kind_scan *ks, pn_fault *f)
+{
+	if (ks->bad == SIZE_MAX)
+		return ks->kind > 0;
+	int c = ks->c, cat = !ks->kind;
+	size_t r = ks->bad, first = ks->first;
+	return pn_fault_set(f, PN_EXIT_DATA, t->path, t->line[r], "column "
+			    "'%s': '%.40s' is %sa number, but '%.40s' on line "
+			    "%ld is %s (a column is either numeric or "
+			    "categorical)", t->names[c], pn_cell(t, r, c),
+			    cat ? "not " : "", pn_cell(t, first, c),
+			    t->line[first], cat ? "one" : "not");
 }
 
 /* Collect the categories of categorical column k. */
@@ -195,19 +224,41 @@ static int categories(pn_dcol *dc, const pn_table *t, const size_t *rows,
 int pn_design_classify(pn_design *d, const pn_table *t, const size_t *rows,
 		       size_t n, pn_fault *f)
 {
-	d->p = 0;
+	kind_scan *ks = pn_xcalloc((size_t)d->n + 1, sizeof *ks);
+	int m = 0, rc = 0;
+	free(d->num_of);
+	free(d->num);
+	d->num_of = pn_xmalloc(((size_t)d->n + 1) * sizeof *d->num_of);
 	for (int k = 0; k < d->n; k++) {
+		int c = pn_table_find(t, d->c[k].name);
+		d->num_of[k] = -1;
+		if (!d->c[k].fixed && c >= 0) {
+			d->num_of[k] = m;
+			ks[m++].c = c;
+		}
+	}
+	d->num = pn_xmalloc((n * (size_t)m + 1) * sizeof *d->num);
+	d->num_t = t;
+	d->num_rows = rows;
+	d->num_n = n;
+	d->num_cols = m;
+	scan_kinds(t, rows, n, ks, m, d->num);
+	d->p = 0;
+	m = 0;
+	for (int k = 0; k < d->n && !rc; k++) {
 		pn_dcol *dc = &d->c[k];
 		int c = pn_table_col(t, dc->name, f);
 		if (c < 0)
-			return -1;
-		if (!dc->fixed && (dc->cat = kind_of(t, rows, n, c, f)) < 0)
-			return -1;
-		if (dc->cat && categories(dc, t, rows, n, c, f) < 0)
-			return -1;
-		d->p += dc->cat ? (size_t)dc->val.n : 1;
+			rc = -1;
+		else if (!dc->fixed && (dc->cat = kind_of(t, &ks[m++], f)) < 0)
+			rc = -1;
+		else if (dc->cat && categories(dc, t, rows, n, c, f) < 0)
+			rc = -1;
+		else
+			d->p += dc->cat ? (size_t)dc->val.n : 1;
 	}
-	return 0;
+	free(ks);
+	return rc;
 }
 
 int pn_design_encode(const pn_design *d, const pn_table *t,
@@ -218,11 +269,19 @@ int pn_design_encode(const pn_design *d, const pn_table *t,
 	for (int k = 0; k < d->n && !rc; k++)
 		if ((col[k] = pn_table_col(t, d->c[k].name, f)) < 0)
 			rc = -1;
+	int cached = d->num && t == d->num_t && rows == d->num_rows &&
+		     n == d->num_n;
+	size_t m = (size_t)d->num_cols;
 	for (size_t i = 0; i < n && !rc; i++) {
 		size_t r = rows[i], j = 0;
 		double *xr = x + i * d->p;
 		for (int k = 0; k < d->n && !rc; k++) {
 			const pn_dcol *dc = &d->c[k];
+			if (!dc->cat && cached && d->num_of[k] >= 0 &&
+			    !isnan(d->num[i * m + (size_t)d->num_of[k]])) {
+				xr[j++] = d->num[i * m + (size_t)d->num_of[k]];
+				continue;
+			}
 			if (!dc->cat) {
 				rc = pn_cell_num(t, r, col[k], &xr[j++], f);
 				continue;

@@ -53,6 +53,15 @@ typedef struct {
 	int n;
 	pn_dcol *c;
 	size_t p;               /* features, set by pn_design_classify */
+	/* The numbers pn_design_classify parsed to tell the kinds of a list's
+	 * columns (n rows of num_cols, NAN where not a number), kept for
+	 * pn_design_encode of the same rows: each cell is parsed once. */
+	const pn_table *num_t;
+	const size_t *num_rows;
+	size_t num_n;
+	int num_cols;
+	int *num_of;            /* per column: its place in num, or -1 */
+	double *num;
 } pn_design;
 
 /* The columns of feature set s for rows[0..n) of t.  Fails on a row of an
@@ -70,7 +79,8 @@ int pn_design_list(pn_design *d, const pn_table *t, const char *list,
 int pn_design_classify(pn_design *d, const pn_table *t, const size_t *rows,
 		       size_t n, pn_fault *f);
 /* Encode rows[0..n) of t into x (n x d->p, row-major).  Fails on a numeric
- * cell that is NA or not a number. */
+ * cell that is NA or not a number.  Encoding the rows just classified (the
+ * same t, rows and n) takes the numbers classifying parsed. */
 int pn_design_encode(const pn_design *d, const pn_table *t,
 		     const size_t *rows, size_t n, double *x, pn_fault *f);
 void pn_design_free(pn_design *d);

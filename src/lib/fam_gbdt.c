@@ -19,7 +19,9 @@
  *   patience=20    with --val: stop after this many rounds without a
  *                  better validation error (0: run every round; the best
  *                  round is kept either way)
- *   threads=N      threads for binning (default: the online CPUs)
+ *   threads=N      threads for binning and for the histograms of large
+ *                  nodes (default: the online CPUs); the model is the
+ *                  same for any count
  *
  * Body: "base MEAN", "trees N", then N trees in the text form of tree.h.
  */
@@ -101,6 +103,7 @@ static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	}
 	pn_bins *b = pn_bins_new(d, (int)bins, (int)threads);
 	pn_tree_ws *w = pn_tree_ws_new(b);
+	pn_tree_ws_threads(w, (int)threads);
 	pn_tree_opts o = {(int)depth, (int)min_leaf, mtry, lambda, lr};
 	boost *g = pn_xcalloc(1, sizeof *g);
 	g->t = pn_xcalloc((size_t)rounds, sizeof *g->t);
@@ -140,7 +143,10 @@ static void *gbdt_fit(const pn_data *d, const pn_data *val, pn_params *par,
 		}
 		pn_tree_grow(w, res, NULL, idx, m, &o, &r, &g->t[k]);
 		g->nt = (size_t)k + 1;
-		pn_trees_add(&g->t[k], 1, d->x, n, d->p, f);
+		if (m == n)     /* every row is in a leaf of the grow */
+			pn_tree_ws_add(w, idx, f);
+		else
+			pn_trees_add(&g->t[k], 1, d->x, n, d->p, f);
 		if (nv) {
 			pn_trees_add(&g->t[k], 1, val->x, nv, val->p, fv);
 			double e = pn_rmse(fv, val->y, nv);

@@ -9,9 +9,9 @@
  *          for comparison with the rf family.
  *
  * Parameters       boost   rf     XGBoost name
- *   rounds           300    1     boosting rounds
+ *   rounds           600    1     boosting rounds
  *   trees              1  100     num_parallel_tree
- *   depth              6   12     max_depth
+ *   depth              8   12     max_depth
  *   eta              0.1    1     eta
  *   subsample          1  0.632   subsample
  *   colsample          1    1     colsample_bytree
@@ -140,12 +140,16 @@ static float *to_float(const double *x, size_t k)
 	return f;
 }
 
-static int make_dmatrix(const pn_data *d, DMatrixHandle *out, char *err)
+/* The DMatrix of d, built on threads threads (XGDMatrixCreateFromMat uses
+ * one; XGDMatrixCreateFromDense on the doubles themselves was slower). */
+static int make_dmatrix(const pn_data *d, long threads, DMatrixHandle *out,
+			char *err)
 {
 	float *x = to_float(d->x, d->n * d->p), *y = to_float(d->y, d->n);
 	int rc = -1;
 	*out = NULL;
-	XCHECK(XGDMatrixCreateFromMat(x, d->n, d->p, NAN, out));
+	XCHECK(XGDMatrixCreateFromMat_omp(x, d->n, d->p, NAN, out,
+					  (int)threads));
 	XCHECK(XGDMatrixSetFloatInfo(*out, "label", y, d->n));
 	rc = 0;
 fail:
@@ -221,8 +225,8 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	DMatrixHandle dm[2] = { NULL, NULL };
 	BoosterHandle best = NULL;
 	double *vpred = use_val ? pn_xmalloc(val->n * sizeof *vpred) : NULL;
-	if (make_dmatrix(d, &dm[0], err) || (use_val &&
-	    make_dmatrix(val, &dm[1], err)))
+	if (make_dmatrix(d, threads, &dm[0], err) || (use_val &&
+	    make_dmatrix(val, threads, &dm[1], err)))
 		goto fail;
 	XCHECK(XGBoosterCreate(dm, use_val ? 2 : 1, &m->h));
 	double mean = 0;

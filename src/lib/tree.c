@@ -35,17 +35,20 @@ long pn_default_threads(void)
 
 /* ---- binning ------------------------------------------------------------ */
 
-typedef struct {
-	double v;
-	uint32_t i;
-} vi;
-
-static int cmp_vi(const void *a, const void *b)
+/* A double's bits as an unsigned key of the same order (no NaN here). */
+static inline uint64_t order_key(double v)
 {
-	const vi *x = a, *y = b;
-	if (x->v != y->v)
-		return x->v < y->v ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	uint64_t u;
+	memcpy(&u, &v, sizeof u);
+	return u >> 63 ? ~u : u | UINT64_C(1) << 63;
+}
+
+static inline double key_value(uint64_t k)
+{
+	uint64_t u = k >> 63 ? k & ~(UINT64_C(1) << 63) : ~k;
+	double v;
+	memcpy(&v, &u, sizeof v);
+	return v;
 }
 
 /* Halfway between two neighbouring distinct values a < b, in [a, b). */
@@ -59,6 +62,29 @@ static double midpoint(double a, double b)
 	return m;
 }
 
+/* Sort the keys k[0..n) (tmp: n more), least significant 11 bits first;
+ * a pass whose digit is the same in every key is skipped. */
+static void radix_sort(uint64_t *k, uint64_t *tmp, size_t n)
+{
+	size_t cnt[2048];
+	for (int shift = 0; shift < 64; shift += 11) {
+		memset(cnt, 0, sizeof cnt);
+		for (size_t i = 0; i < n; i++)
+			cnt[(k[i] >> shift) & 2047]++;
+		if (cnt[(k[0] >> shift) & 2047] == n)
+			continue;
+		size_t sum = 0;
+		for (int b = 0; b < 2048; b++) {
+			size_t c = cnt[b];
+			cnt[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(k[i] >> shift) & 2047]++] = k[i];
+		memcpy(k, tmp, n * sizeof *k);
+	}
+}
+
 typedef struct {
 	const pn_data *d;
 	pn_bins *b;
@@ -68,57 +94,73 @@ typedef struct {
 	pthread_mutex_t mu;
 } bin_job;
 
-static void bin_feature(bin_job *j, size_t f, vi *s)
+/* The bin of x: the number of edges e[0..ne) below it (ne < 256). */
+static inline uint8_t bin_of(const double *e, int ne, double x)
+{
+	int lo = 0, hi = ne;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (e[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint8_t)lo;
+}
+
+/* Bin feature f: its values sorted, the edges closed between runs of equal
+ * values, then each row's bin found among the edges (x <= edge[b] exactly
+ * when x <= the last value of bin b, as the edge lies in [it, the next)). */
+static void bin_feature(bin_job *j, size_t f, uint64_t *k)
 {
 	const pn_data *d = j->d;
 	pn_bins *b = j->b;
 	size_t n = d->n, p = d->p;
-	for (size_t i = 0; i < n; i++) {
-		s[i].v = d->x[i * p + f];
-		s[i].i = (uint32_t)i;
-	}
-	qsort(s, n, sizeof *s, cmp_vi);
+	for (size_t i = 0; i < n; i++)
+		k[i] = order_key(d->x[i * p + f]);
+	radix_sort(k, k + n, n);
+	double *s = (double *)(k + n);      /* the sorted values */
+	for (size_t i = 0; i < n; i++)
+		s[i] = key_value(k[i]);
 	size_t nd = 0;
 	for (size_t i = 0; i < n; i++)
-		if (i == 0 || s[i].v != s[i - 1].v)
+		if (i == 0 || s[i] != s[i - 1])
 			nd++;
 	double *e = j->edges + f * 255;
 	int nb = 0;               /* bins closed so far */
-	size_t done = 0;          /* rows in closed bins */
 	size_t i = 0;
 	while (i < n) {
-		size_t k = i;
-		while (k < n && s[k].v == s[i].v)
-			k++;
-		/* rows i..k-1 share one value and go to bin nb */
-		for (size_t q = i; q < k; q++)
-			b->bin[(size_t)s[q].i * p + f] = (uint8_t)nb;
-		done = k;
-		if (k < n && nb < j->maxbins - 1) {
+		size_t q = i;
+		while (q < n && s[q] == s[i])
+			q++;
+		/* rows of values s[i..q) go to bin nb */
+		if (q < n && nb < j->maxbins - 1) {
 			int close = nd <= (size_t)j->maxbins ||
-				    (double)done >= (double)(nb + 1) * n /
-						    j->maxbins;
+				    (double)q >= (double)(nb + 1) * n /
+						 j->maxbins;
 			if (close)
-				e[nb++] = midpoint(s[k - 1].v, s[k].v);
+				e[nb++] = midpoint(s[q - 1], s[q]);
 		}
-		i = k;
+		i = q;
 	}
 	b->nb[f] = nb + 1;
+	for (size_t r = 0; r < n; r++)
+		b->bin[r * p + f] = bin_of(e, nb, d->x[r * p + f]);
 }
 
 static void *bin_worker(void *arg)
 {
 	bin_job *j = arg;
-	vi *s = pn_xmalloc(j->d->n * sizeof *s);
+	uint64_t *k = pn_xmalloc(2 * j->d->n * sizeof *k);
 	for (;;) {
 		pthread_mutex_lock(&j->mu);
 		size_t f = (size_t)j->next++;
 		pthread_mutex_unlock(&j->mu);
 		if (f >= j->d->p)
 			break;
-		bin_feature(j, f, s);
+		bin_feature(j, f, k);
 	}
-	free(s);
+	free(k);
 	return NULL;
 }
 
@@ -180,6 +222,7 @@ typedef struct {
 	double v;               /* threshold, or leaf value */
 	int32_t feat;           /* -1: leaf */
 	int32_t left;
+	uint32_t lo, hi;        /* leaf: its rows idx[lo..hi) */
 } bnode;
 
 typedef struct {
@@ -208,7 +251,130 @@ struct pn_tree_ws {
 	size_t nnodes, capnodes;
 	int32_t *feats;         /* permutation of 0..p-1 */
 	uint32_t *keys;         /* small-node sort keys, SMALL */
+	struct hpool *pool_th;  /* helper threads, or NULL */
 };
+
+/* ---- helper threads for large histograms ------------------------------- */
+
+/* A histogram job: rows idx[0..m) into h, features [f0, f1) per part. */
+typedef struct {
+	const pn_bins *b;
+	hent *h;
+	const double *y, *wt;
+	const uint32_t *idx;
+	size_t m;
+} hjob;
+
+struct hpool {
+	int n;                  /* parts: the caller and n - 1 helpers */
+	pthread_t *th;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned gen;           /* job number */
+	int pending, quit;
+	const hjob *job;
+};
+
+typedef struct {
+	struct hpool *pool;
+	int part;
+} hhelper;
+
+static void hist_part(const hjob *j, size_t f0, size_t f1);
+
+/* Features [f0, f1) of part k of n: contiguous, in order. */
+static void part_range(size_t p, int k, int n, size_t *f0, size_t *f1)
+{
+	*f0 = p * (size_t)k / (size_t)n;
+	*f1 = p * (size_t)(k + 1) / (size_t)n;
+}
+
+static void *helper(void *arg)
+{
+	hhelper *me = arg;
+	struct hpool *q = me->pool;
+	unsigned seen = 0;
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		while (q->gen == seen && !q->quit)
+			pthread_cond_wait(&q->go, &q->mu);
+		if (q->quit) {
+			pthread_mutex_unlock(&q->mu);
+			break;
+		}
+		seen = q->gen;
+		const hjob *j = q->job;
+		pthread_mutex_unlock(&q->mu);
+		size_t f0, f1;
+		part_range(j->b->p, me->part, q->n, &f0, &f1);
+		hist_part(j, f0, f1);
+		pthread_mutex_lock(&q->mu);
+		if (--q->pending == 0)
+			pthread_cond_signal(&q->done);
+		pthread_mutex_unlock(&q->mu);
+	}
+	free(me);
+	return NULL;
+}
+
+/* Run j on every part of q, the caller doing part 0. */
+static void pool_run(struct hpool *q, const hjob *j)
+{
+	pthread_mutex_lock(&q->mu);
+	q->job = j;
+	q->pending = q->n - 1;
+	q->gen++;
+	pthread_cond_broadcast(&q->go);
+	pthread_mutex_unlock(&q->mu);
+	size_t f0, f1;
+	part_range(j->b->p, 0, q->n, &f0, &f1);
+	hist_part(j, f0, f1);
+	pthread_mutex_lock(&q->mu);
+	while (q->pending)
+		pthread_cond_wait(&q->done, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void pool_free(struct hpool *q)
+{
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->mu);
+	q->quit = 1;
+	pthread_cond_broadcast(&q->go);
+	pthread_mutex_unlock(&q->mu);
+	for (int k = 1; k < q->n; k++)
+		pthread_join(q->th[k], NULL);
+	pthread_cond_destroy(&q->go);
+	pthread_cond_destroy(&q->done);
+	pthread_mutex_destroy(&q->mu);
+	free(q->th);
+	free(q);
+}
+
+void pn_tree_ws_threads(pn_tree_ws *w, int threads)
+{
+	pool_free(w->pool_th);
+	w->pool_th = NULL;
+	if ((size_t)threads > w->b->p)
+		threads = (int)w->b->p;
+	if (threads < 2)
+		return;
+	struct hpool *q = pn_xcalloc(1, sizeof *q);
+	q->n = threads;
+	q->th = pn_xcalloc((size_t)threads, sizeof *q->th);
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->go, NULL);
+	pthread_cond_init(&q->done, NULL);
+	for (int k = 1; k < threads; k++) {
+		hhelper *me = pn_xmalloc(sizeof *me);
+		me->pool = q;
+		me->part = k;
+		if (pthread_create(&q->th[k], NULL, helper, me))
+			pn_die(PN_EXIT_DATA, "cannot start a thread");
+	}
+	w->pool_th = q;
+}
 
 pn_tree_ws *pn_tree_ws_new(const pn_bins *b)
 {
@@ -224,6 +390,7 @@ void pn_tree_ws_free(pn_tree_ws *w)
 {
 	if (!w)
 		return;
+	pool_free(w->pool_th);
 	for (int i = 0; i < w->nall; i++)
 		free(w->all[i]);
 	free(w->all);
@@ -257,22 +424,41 @@ static void hist_put(pn_tree_ws *w, hent *h)
 		w->pool[w->npool++] = h;
 }
 
-static void hist_build(const pn_bins *b, hent *h, const double *y,
-		       const double *wt, const uint32_t *idx, size_t m)
+/* Features [f0, f1) of j's histogram: each feature's bins sum its rows in
+ * row order, whichever part builds it. */
+static void hist_part(const hjob *j, size_t f0, size_t f1)
 {
+	const pn_bins *b = j->b;
 	size_t p = b->p;
 	const size_t *off = b->off;
-	memset(h, 0, b->tot * sizeof *h);
-	for (size_t k = 0; k < m; k++) {
-		uint32_t i = idx[k];
+	hent *h = j->h;
+	const double *y = j->y, *wt = j->wt;
+	memset(h + off[f0], 0, (off[f1] - off[f0]) * sizeof *h);
+	for (size_t k = 0; k < j->m; k++) {
+		uint32_t i = j->idx[k];
 		const uint8_t *r = b->bin + (size_t)i * p;
 		double wi = wt ? wt[i] : 1, yi = wi * y[i];
-		for (size_t f = 0; f < p; f++) {
+		for (size_t f = f0; f < f1; f++) {
 			hent *e = &h[off[f] + r[f]];
 			e->s += yi;
 			e->c += wi;
 		}
 	}
+}
+
+/* Below this many cells (rows x features) a histogram is built alone:
+ * waking the helpers costs more. */
+#define POOL_CELLS 65536
+
+static void hist_build(const pn_tree_ws *w, hent *h, const double *y,
+		       const double *wt, const uint32_t *idx, size_t m)
+{
+	const pn_bins *b = w->b;
+	hjob j = {b, h, y, wt, idx, m};
+	if (w->pool_th && m * b->p >= POOL_CELLS)
+		pool_run(w->pool_th, &j);
+	else
+		hist_part(&j, 0, b->p);
 }
 
 static void hist_sub(hent *a, const hent *b, size_t n)
@@ -411,11 +597,13 @@ static int pick_features(pn_tree_ws *w, const pn_tree_opts *o, pn_rng *r)
 }
 
 static void make_leaf(pn_tree_ws *w, int32_t node, double s, double c,
-		      const pn_tree_opts *o)
+		      size_t lo, size_t hi, const pn_tree_opts *o)
 {
 	bnode *nd = &w->nodes[node];
 	nd->feat = -1;
 	nd->left = node;
+	nd->lo = (uint32_t)lo;
+	nd->hi = (uint32_t)hi;
 	nd->v = o->shrink * s / (c + o->lambda);
 }
 
@@ -484,14 +672,14 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 	}
 	int32_t root = new_node(w);
 	if (child_is_leaf(y, idx, m, c, 0, o)) {
-		make_leaf(w, root, s, c, o);
+		make_leaf(w, root, s, c, 0, m, o);
 		finish(w, out);
 		return;
 	}
 	item first = {root, 0, (uint32_t)m, 0, NULL, s, c};
 	if (m > SMALL) {
 		first.h = hist_get(w);
-		hist_build(b, first.h, y, wt, idx, m);
+		hist_build(w, first.h, y, wt, idx, m);
 	}
 	push(w, first);
 	while (w->nstack) {
@@ -505,18 +693,22 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 			split_small(w, y, idx + lo, n, w->feats, k, it.s, it.c,
 				    o, &bs);
 		if (bs.feat < 0) {
-			make_leaf(w, it.node, it.s, it.c, o);
+			make_leaf(w, it.node, it.s, it.c, lo, hi, o);
 			hist_put(w, it.h);
 			continue;
 		}
-		/* stable partition: left rows in place, right rows via tmp */
+		/* stable partition: left rows in place, right rows via tmp;
+		 * each row written to both, without a branch (the side is
+		 * random: a branch on it mispredicted half the time) */
 		size_t nl = 0, nr = 0;
+		const uint8_t *col = b->bin + bs.feat;
 		for (size_t j = lo; j < hi; j++) {
 			uint32_t i = idx[j];
-			if (b->bin[(size_t)i * p + bs.feat] <= bs.edge)
-				idx[lo + nl++] = i;
-			else
-				w->tmp[nr++] = i;
+			size_t right = col[(size_t)i * p] > bs.edge;
+			idx[lo + nl] = i;
+			w->tmp[nr] = i;
+			nl += 1 - right;
+			nr += right;
 		}
 		memcpy(idx + lo + nl, w->tmp, nr * sizeof *idx);
 		int32_t left = new_node(w);
@@ -537,14 +729,15 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 			leaf[q] = child_is_leaf(y, idx + ch[q].lo, cm,
 						ch[q].c, ch[q].depth, o);
 			if (leaf[q])
-				make_leaf(w, ch[q].node, ch[q].s, ch[q].c, o);
+				make_leaf(w, ch[q].node, ch[q].s, ch[q].c,
+					  ch[q].lo, ch[q].hi, o);
 			big[q] = !leaf[q] && cm > SMALL;
 		}
 		size_t cm0 = nl, cm1 = nr;
 		if (big[0] && big[1]) {
 			int sm = cm0 <= cm1 ? 0 : 1;
 			ch[sm].h = hist_get(w);
-			hist_build(b, ch[sm].h, y, wt, idx + ch[sm].lo,
+			hist_build(w, ch[sm].h, y, wt, idx + ch[sm].lo,
 				   sm ? cm1 : cm0);
 			hist_sub(it.h, ch[sm].h, b->tot);
 			ch[1 - sm].h = it.h;
@@ -553,14 +746,14 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 			size_t mine = q ? cm1 : cm0, other = q ? cm0 : cm1;
 			if (it.h && other * p + b->tot < mine * p) {
 				hent *t = hist_get(w);
-				hist_build(b, t, y, wt, idx + ch[1 - q].lo,
+				hist_build(w, t, y, wt, idx + ch[1 - q].lo,
 					   other);
 				hist_sub(it.h, t, b->tot);
 				hist_put(w, t);
 				ch[q].h = it.h;
 			} else {
 				ch[q].h = it.h ? it.h : hist_get(w);
-				hist_build(b, ch[q].h, y, wt, idx + ch[q].lo,
+				hist_build(w, ch[q].h, y, wt, idx + ch[q].lo,
 					   mine);
 			}
 		} else {
@@ -573,6 +766,17 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 			push(w, ch[0]);
 	}
 	finish(w, out);
+}
+
+void pn_tree_ws_add(const pn_tree_ws *w, const uint32_t *idx, double *out)
+{
+	for (size_t k = 0; k < w->nnodes; k++) {
+		const bnode *nd = &w->nodes[k];
+		if (nd->feat >= 0)
+			continue;
+		for (uint32_t j = nd->lo; j < nd->hi; j++)
+			out[idx[j]] += nd->v;
+	}
 }
 
 void pn_tree_free(pn_tree *t)

@@ -93,6 +93,11 @@ typedef struct {
 typedef struct pn_tree_ws pn_tree_ws;
 pn_tree_ws *pn_tree_ws_new(const pn_bins *b);
 void pn_tree_ws_free(pn_tree_ws *w);
+/* Let w build a large node's histogram on threads threads (at most one per
+ * feature), each summing a contiguous range of the features; the sums, and
+ * so the trees, are the same for any count.  The default is 1: the caller
+ * alone (rf grows one tree per thread instead). */
+void pn_tree_ws_threads(pn_tree_ws *w, int threads);
 
 /* Grow a tree on rows idx[0..m) of b (m >= 1, distinct, reordered here;
  * sorted indices are fastest) with targets y and weights wt (both indexed
@@ -103,6 +108,11 @@ void pn_tree_grow(pn_tree_ws *w, const double *y, const double *wt,
 		  uint32_t *idx, size_t m, const pn_tree_opts *o, pn_rng *r,
 		  pn_tree *out);
 void pn_tree_free(pn_tree *t);
+/* After pn_tree_grow on w: out[i] += the tree's value for each row i of
+ * idx[0..m) as the grow left it, from the leaf each row was sorted into;
+ * the same sums, bit for bit, as pn_trees_add of the tree on those rows
+ * (a split "bin <= b" is the split "x <= edge[b]"), without walking it. */
+void pn_tree_ws_add(const pn_tree_ws *w, const uint32_t *idx, double *out);
 
 /* out[i] += the sum over trees t[0..nt) of t(x row i); x is n rows of p.
  * The reference traversal, on doubles; fine for one tree at a time. */
