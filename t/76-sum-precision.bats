@@ -123,14 +123,17 @@ cast-input-grad\t128\t384')" ]
 }
 
 @test "pn-sum's memory of a dense row under amp-bf16 keeps fp32 masters and the half copy of its weights" {
-	# mem-dense.tsv: dense 1000 -> 500 + bias, w = 500500, Adam, batch 4:
-	#   weights 4w = 2002000, grads 4w, state 2 x 4w = 4004000; saved:
-	#   its bf16 input 4 x 1000 x 2 = 8000 + the bf16 weights 2w = 1001000;
-	#   workspace: backward 8000 + 4000 + the bf16 weight gradient 1001000
+	# mem-dense.tsv: dense 1000 -> 500 + bias, Adam, batch 4; every tensor
+	# rounded up to 512 bytes (the GPU's allocator, memory.h):
+	#   weights: fp32 W 2000000 -> 2000384 + b 2000 -> 2048 = 2002432, grads
+	#   the same, state 2 x 2002432; saved: its bf16 input 4 x 1000 x 2 =
+	#   8000 -> 8192 + the bf16 weights 1000000 -> 1000448 + 1000 -> 1024 =
+	#   1009664; workspace: backward 8192 + 4000 -> 4096 + the bf16 weight
+	#   gradient 1001472 = 1013760
 	run_io pn-sum --fallback roofline $G -d TC --per-layer -b 4 --precision amp-bf16 "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
 	cols "$T/out" name weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes >"$T/bytes"
-	[ "$(awk -F'\t' '$1 == "fc"' "$T/bytes")" = "$(printf 'fc\t2002000\t2002000\t4004000\t1009000\t1013000')" ]
+	[ "$(awk -F'\t' '$1 == "fc"' "$T/bytes")" = "$(printf 'fc\t2002432\t2002432\t4004864\t1009664\t1013760')" ]
 }
 
 # peak_bytes FILE: peak_gb of the summary's first row in bytes, less the
@@ -141,21 +144,22 @@ peak_bytes() {
 }
 
 @test "pn-sum's peak under amp-bf16 with Adam is the hand-computed optimizer step" {
-	# step: W 2002000 + state 4004000 + G 2002000 + Adam's temporaries
-	# 2 x 2002000 = 12012000 (plain bf16: half of it)
+	# step: W 2002432 + state 4004864 + G 2002432 + Adam's temporaries
+	# 2 x 2002432 = 12014592; plain bf16: W 1001472 + state 2002944 + G
+	# 1001472 + 2 x 1001472 = 6008832
 	run_io pn-sum --fallback roofline $G -d TC -b 4 --precision amp-bf16 "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(peak_bytes "$T/out")" = 12012000 ]
+	[ "$(peak_bytes "$T/out")" = 12014592 ]
 	run_io pn-sum --fallback roofline $G -d TC -b 4 --precision bf16 "$F/mem-dense.tsv"
-	[ "$(peak_bytes "$T/out")" = 6006000 ]
+	[ "$(peak_bytes "$T/out")" = 6008832 ]
 }
 
 @test "pn-sum's peak under amp-bf16 with SGD is the backward pass with the half weights" {
-	# backward at fc: W 2002000 + saved 1009000 + G 2002000 + workspace
-	# 1013000 = 6026000 (fp32: 4044000, t/71-sum-memory.bats)
+	# backward at fc: W 2002432 + saved 1009664 + G 2002432 + workspace
+	# 1013760 = 6028288
 	run_io pn-sum --fallback roofline $G -d TC -b 4 --optimizer sgd --precision amp-bf16 "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(peak_bytes "$T/out")" = 6026000 ]
+	[ "$(peak_bytes "$T/out")" = 6028288 ]
 }
 
 @test "pn-sum says extrapolated, never model, for a model's row in a precision it was not fitted on" {

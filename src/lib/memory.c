@@ -196,17 +196,23 @@ void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 
 /* ---- mixed precision (memory.h) ----------------------------------------- */
 
-/* A row with weights under AMP: fp32 masters, gradients and state; the
- * half copy of the weights its forward used. */
-static void amp_row(const pn_layer *l, int train, pn_mem_row *m)
+/* A row with weights under AMP: fp32 masters, gradients and state (each
+ * tensor rounded as an fp32 one, pn_mem_alloc); the half copy of the
+ * weights its forward used. */
+static void amp_row(const pn_layer *l, int train, double dropout, int opt,
+		    const pn_mem_opts *o, pn_mem_row *m)
 {
 	if (m->weights <= 0)
 		return;
-	double half = m->weights,
-	       to32 = (double)pn_prec_bytes(PN_FP32) / l->bytes;
-	m->weights *= to32;
-	m->grads *= to32;
-	m->state *= to32;
+	double half = m->weights;
+	pn_layer l32 = *l;
+	pn_mem_row m32;
+	l32.prec = PN_FP32;
+	l32.bytes = pn_prec_bytes(PN_FP32);
+	pn_mem_row_of(&l32, train, dropout, opt, o, &m32);
+	m->weights = m32.weights;
+	m->grads = m32.grads;
+	m->state = m32.state;
 	if (l->prec != PN_FP16 && l->prec != PN_BF16)
 		return;
 	if (train) {
@@ -326,7 +332,7 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 		  o->optimizer : l.optimizer;
 	pn_mem_row_of(&l, ni->train, dropout_of(ni, r), opt, o, m);
 	if (o->amp)
-		amp_row(&l, ni->train, m);
+		amp_row(&l, ni->train, dropout_of(ni, r), opt, o, m);
 	if (ni->acc)
 		m->weights = m->grads = m->state = 0;
 	if (!ni->train)

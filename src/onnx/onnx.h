@@ -27,13 +27,14 @@
  *                    stride and pads[0]); group g: a conv of in/g to out/g
  *                    channels with batch x g (depthwise: 1 to 1, batch =
  *                    channels); dilations ignored
- *   BatchNormalization  as pn-net writes it today: layernorm of seq_len =
- *                    H x W, dim = C (see map.c, "batch normalisation")
+ *   BatchNormalization  batchnorm over the C channels (square, the
+ *                    height's image), as pn-net writes it
  *   LayerNormalization  layernorm (dims before axis: batch, seq_len; from
  *                    axis: dim)
  *   Softmax LogSoftmax  softmax (from axis: dim)
- *   MaxPool AveragePool GlobalAveragePool GlobalMaxPool  as pn-net writes
- *                    pooling today: a mem row of input plus output
+ *   MaxPool AveragePool GlobalAveragePool GlobalMaxPool  pool, op max or
+ *                    avg (kernel_shape, strides, pads[0]; global: one
+ *                    window), as pn-net writes pooling
  *   Add Sub Mul Div Pow  elementwise add sub mul div pow; with a
  *                    one-element operand addu subu mulu divu powu
  *   Relu LeakyRelu Clip Gelu Tanh Sigmoid Exp Neg Erf Sqrt Reciprocal
