@@ -11,6 +11,9 @@ G="--gpuspecs $FIX/sum/gpus.tsv"
 #         FLOP / 1024 GFLOP/s = 1 ms, M = batch grows with the batch
 # HALF has half of UNIT's throughput and bandwidth, NOPRICE twice.
 
+# run_io's files ($T/out, $T/err): the test's own directory, not /
+setup() { T=$BATS_TEST_TMPDIR; }
+
 setup_file() {
 	# a linear model for bmm: time_ms = flops / 1e9, fitted exactly
 	pn-featurize $G "$F/bmm-train.tsv" |
