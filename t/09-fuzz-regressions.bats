@@ -55,3 +55,14 @@ clean_error() {
 	run pn-eval -m "$FIX/fuzz/logo-control-char.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/logo-control-char.model" "corrupt model: control character 0x0d in line"
 }
+
+@test "pn-onnx skips an Identity node that has no input rather than reading a null list (fuzz_onnx)" {
+	local rc=0
+	pn-onnx --params "$FIX/onnx/cnn.onnx" >/dev/null 2>&1 || rc=$?
+	[ "$rc" -ne 3 ] || skip "built without ONNX support"
+	# its other 64 nodes map as they did; stderr aside
+	run bash -c "pn-onnx '$FIX/fuzz/onnx-identity-no-input.onnx' 2>/dev/null"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]%%$'\t'*}" = name ]
+	[ "${#lines[@]}" -eq 65 ]
+}

@@ -361,7 +361,8 @@ static int h_transpose(ox *x, const char *arg)
 static int h_identity(ox *x, const char *arg)
 {
 	(void)arg;
-	ox_tensor *in = ox_find(x, x->node->input[0]), *y;
+	ox_tensor *in = x->node->n_input ? ox_find(x, x->node->input[0]) :
+						NULL, *y;
 	if (!in || !in->init || in->alias || !x->node->n_output ||
 	    !(y = ox_find(x, x->node->output[0])) || y->init)
 		return 1;
