@@ -23,7 +23,7 @@ DATADIR  := $(PREFIX)/share/pn
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 WERROR   ?=
-WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wpointer-arith \
             -Wno-format-nonliteral $(if $(WERROR),-Werror)
 CPPFLAGS += -std=c11 -D_GNU_SOURCE -Isrc/lib \
             -DPN_VERSION='"$(VERSION)"' -DPN_DATADIR='"$(DATADIR)"'

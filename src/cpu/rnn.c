@@ -219,9 +219,9 @@ static void last_act(pn_run *r, const rnn_net *c, int act, dnnl_memory_t y,
 		pn_rng_fill(&r->rng, dout, nlast, -1, 1);
 		o->a = dout;
 		o->b = out;
-		o->c = dn_ptr(dy) + last;
+		o->c = (float *)dn_ptr(dy) + last;
 	} else {
-		o->a = dn_ptr(y) + last;
+		o->a = (float *)dn_ptr(y) + last;
 		o->b = out;
 	}
 	o->n = nlast;
