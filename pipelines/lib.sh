@@ -48,6 +48,13 @@ rows() {
 	echo $(($(wc -l <"$1") - 1))
 }
 
+# rows_where FILE COL OP VALUE: the header and the rows whose COL is (OP
+# ==) or is not (OP !=) VALUE
+rows_where() {
+	awk -F'\t' -v c="$(col "$1" "$2")" -v v="$4" -v eq="$3" \
+		'NR == 1 || (eq == "==" ? $c == v : $c != v)' "$1"
+}
+
 col() {
 	local k
 	k=$(head -1 "$1" | tr '\t' '\n' | grep -nxF -- "$2" | cut -d: -f1)
