@@ -48,6 +48,16 @@ rows() {
 	echo $(($(wc -l <"$1") - 1))
 }
 
+# cat_tsv FILE...: the rows of TSV files (gzipped or not) under the first
+# one's header
+cat_tsv() {
+	local f first=1
+	for f; do
+		if [ $first = 1 ]; then zcat -f "$f"; else zcat -f "$f" | tail -n +2; fi
+		first=0
+	done
+}
+
 # rows_where FILE COL OP VALUE: the header and the rows whose COL is (OP
 # ==) or is not (OP !=) VALUE
 rows_where() {
