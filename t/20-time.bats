@@ -62,6 +62,13 @@ has_cuda_device() {
 	awk -F'\t' 'NR==1{for(i=1;i<=NF;i++)h[$i]=i; next} $h["time_ms"] < $h["time_fwd_ms"] * 0.999 {exit 1}' "$BATS_TEST_TMPDIR/o"
 }
 
+@test "pn-time sums a dense layer's bias gradient with a jit kernel, never oneDNN's reference reduction" {
+	printf 'layer\tbatch\tin_features\tout_features\tbias\tpass\toptimizer\ndense\t8\t64\t32\t1\ttrain\tsgd\n' |
+		pn-time -q -r 2 -w 1 >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" != *ref:* ]]
+}
+
 @test "pn-time gives bigger dense layers longer times on average" {
 	printf 'layer\tbatch\tin_features\tout_features\n' >"$BATS_TEST_TMPDIR/in"
 	for i in 1 2 3 4; do printf 'dense\t1\t8\t8\ndense\t32\t512\t512\n' >>"$BATS_TEST_TMPDIR/in"; done
