@@ -53,6 +53,7 @@
  * mismatch is ignored so that the checks after it are reached.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xgboost/c_api.h>
@@ -158,6 +159,61 @@ fail:
 	return rc;
 }
 
+/* One batch, the whole of d, for XGBoost's data iterator. */
+typedef struct {
+	DMatrixHandle proxy;
+	const float *x, *y;
+	size_t n, p;
+	int done;
+} batch;
+
+static void batch_reset(DataIterHandle h)
+{
+	((batch *)h)->done = 0;
+}
+
+static int batch_next(DataIterHandle h)
+{
+	batch *b = h;
+	if (b->done)
+		return 0;
+	char iface[256];
+	snprintf(iface, sizeof iface, "{\"data\": [%llu, true], \"shape\": "
+		 "[%zu, %zu], \"typestr\": \"<f4\", \"version\": 3}",
+		 (unsigned long long)(uintptr_t)b->x, b->n, b->p);
+	if (XGProxyDMatrixSetDataDense(b->proxy, iface) != 0 ||
+	    XGDMatrixSetFloatInfo(b->proxy, "label", b->y, b->n) != 0)
+		return -1;
+	b->done = 1;
+	return 1;
+}
+
+/* The training matrix of the hist method as a quantile DMatrix: XGBoost
+ * sketches and bins the floats as it reads them, without the CSR copy of
+ * a plain DMatrix and without binning that copy again at the first
+ * round (the same cuts, the same model). */
+static int make_qdmatrix(const pn_data *d, long threads, long bins,
+			 DMatrixHandle *out, char *err)
+{
+	batch b = {NULL, to_float(d->x, d->n * d->p), to_float(d->y, d->n),
+		   d->n, d->p, 0};
+	int rc = -1;
+	char config[128];
+	*out = NULL;
+	snprintf(config, sizeof config, "{\"missing\": NaN, \"nthread\": %ld, "
+		 "\"max_bin\": %ld}", threads, bins);
+	XCHECK(XGProxyDMatrixCreate(&b.proxy));
+	XCHECK(XGQuantileDMatrixCreateFromCallback(&b, b.proxy, NULL,
+		batch_reset, batch_next, config, out));
+	rc = 0;
+fail:
+	if (b.proxy)
+		XGDMatrixFree(b.proxy);
+	free((void *)b.x);
+	free((void *)b.y);
+	return rc;
+}
+
 static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 		     uint64_t seed, void (*progress)(double, double), char *err)
 {
@@ -225,7 +281,7 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	DMatrixHandle dm[2] = { NULL, NULL };
 	BoosterHandle best = NULL;
 	double *vpred = use_val ? pn_xmalloc(val->n * sizeof *vpred) : NULL;
-	if (make_dmatrix(d, threads, &dm[0], err) || (use_val &&
+	if (make_qdmatrix(d, threads, bins, &dm[0], err) || (use_val &&
 	    make_dmatrix(val, threads, &dm[1], err)))
 		goto fail;
 	XCHECK(XGBoosterCreate(dm, use_val ? 2 : 1, &m->h));
