@@ -221,6 +221,8 @@ typedef struct {
  * (--optimizer, or -1: each row's own), and the parts' model path. */
 typedef struct {
 	unsigned char *rule;
+	double all[PN_NOPT][PN_NPREC];  /* weight elements of each optimizer
+					   and precision, the step's */
 	int opt, momentum, amp;
 	const pn_modelset *ms;
 	int fallback;
@@ -264,11 +266,12 @@ static int model_saw_value(const pn_model *m, const char *col,
 			      "none") == 0;
 }
 
-/* The optimizer of row r's step: --optimizer for a row with weights, else
- * its own (memory.c's rule). */
+/* The optimizer of row r's step: --optimizer for a row with weights or
+ * a traced graph's acc row, else its own (memory.c's rule). */
 static int step_opt(const stepper *st, const pn_netrow *r)
 {
-	return st->opt >= 0 && pn_layer_defs[r->l.type].weights ? st->opt :
+	return st->opt >= 0 && (pn_layer_defs[r->l.type].weights ||
+				r->phase == PN_PH_ACC) ? st->opt :
 	       r->l.optimizer;
 }
 
@@ -301,6 +304,15 @@ static unsigned char *step_rules(const stepper *st, const pn_network *net)
 	return rule;
 }
 
+/* The weight elements of a traced graph's acc row: its output (memory.c:
+ * one acc row per weight tensor's gradient). */
+static double acc_weights(const pn_layer *l)
+{
+	pn_work w;
+	pn_layer_work(l, &w);
+	return w.cm_out / l->bytes;
+}
+
 /* The parts of row i at `batch` that are not the row itself: a
  * decomposed row's every part, an acc+opt row's optimizer passes. */
 static int step_parts(const stepper *st, const pn_network *net, long i,
@@ -311,15 +323,31 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	double traffic;
 	pn_network_scaled(net, r, batch, &l, &traffic);
 	pn_prec wprec = st->amp ? PN_FP32 : l.prec;
+	int opt = step_opt(st, r);
+	double all = st->all[opt][wprec];
 	if (st->rule[i] == RULE_DECOMPOSED)
-		return pn_step_parts(&l, step_opt(st, r), st->momentum,
-				     pn_step_weights(&l), wprec, p);
+		return pn_step_parts(&l, opt, st->momentum,
+				     pn_step_weights(&l), all, wprec, p);
 	if (st->rule[i] != RULE_ACC_OPT)
 		return 0;
-	pn_work w;          /* memory.c: an acc row's output is its weight */
-	pn_layer_work(&l, &w);
-	return pn_step_optimizer(st->opt, st->momentum, w.cm_out / l.bytes,
-				 wprec, p);
+	return pn_step_optimizer(opt, st->momentum, all, wprec,
+				 acc_weights(&l) / all, p);
+}
+
+/* The optimizer's weight elements of each optimizer and precision: the
+ * sum over the rows with a step, repeats counted. */
+static void step_weights(stepper *st, const pn_network *net)
+{
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		pn_layer l;
+		double traffic;
+		pn_network_scaled(net, r, 1, &l, &traffic);
+		double w = st->rule[i] == RULE_DECOMPOSED ? pn_step_weights(&l)
+			 : st->rule[i] == RULE_ACC_OPT ? acc_weights(&l) : 0;
+		st->all[step_opt(st, r)][st->amp ? PN_FP32 : l.prec] +=
+			w * r->repeat;
+	}
 }
 
 /* The model of a part's type, or NULL: the roofline's. */
@@ -1262,6 +1290,7 @@ static void step_init(stepper *st, const options *o, const pn_modelset *ms,
 	st->fallback = o->fallback;
 	st->level = o->level;
 	st->rule = step_rules(st, net);
+	step_weights(st, net);
 	int parts = 0;
 	for (long i = 0; i < net->n; i++)
 		parts |= st->rule[i] != RULE_WHOLE;

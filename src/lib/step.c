@@ -232,7 +232,7 @@ static pn_step_part *backward(pn_step_part *p, const pn_layer *l)
 }
 
 int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
-		      pn_step_part *p)
+		      double share, pn_step_part *p)
 {
 	const pass *s = passes(opt, momentum);
 	if (!s || n <= 0)
@@ -243,21 +243,25 @@ int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
 	w.bytes = pn_prec_bytes(prec);
 	/* a flat pass: rows of PN_STEP_ROW elements */
 	double rows = ceil(n / PN_STEP_ROW);
-	int k = 0;
-	for (; s[k].what; k++)
+	int k;
+	for (k = 0; s[k].what; k++) {
 		elem(&p[k], s[k].what, PN_STEP_OPT, &w, s[k].op, rows, 1,
 		     PN_STEP_ROW, s[k].tensors * n * w.bytes);
+		p[k].count = share;
+	}
 	return k;
 }
 
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
-		  pn_prec wprec, pn_step_part *p)
+		  double all, pn_prec wprec, pn_step_part *p)
 {
 	if (!pn_step_splits(l->type))
 		return 0;
 	pn_step_part *q = add(p, "forward", PN_PH_FWD, forward(l), 0);
 	q = backward(q, l);
-	q += pn_step_optimizer(opt, momentum, weights, wprec, q);
+	if (weights > 0)
+		q += pn_step_optimizer(opt, momentum, all, wprec,
+				       weights / all, q);
 	if (q - p > PN_STEP_MAX)
 		PN_BUG("more parts than PN_STEP_MAX");
 	return (int)(q - p);

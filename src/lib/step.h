@@ -55,11 +55,18 @@
  *                         e (B S E + S E): a reduction over the batch
  *     rnn lstm gru      not split (pn_step_splits is 0): the row stays
  *                         whole
- *   optimizer   (phase opt) pn_step_optimizer over the row's weights
- *               (pn_layer_work's cm_weights / e elements), by the row's
- *               optimizer; none with no weights or optimizer none.
+ *   optimizer   (phase opt) the row's share of the optimizer step
+ *               (pn_step_optimizer below) over its weights
+ *               (pn_step_weights); none with no weights or optimizer none.
  *
- * The optimizer step over n weight elements is the passes of PyTorch's
+ * The optimizer step runs over every weight of the network at once, as
+ * PyTorch's multi-tensor (foreach) optimizers do: each pass is one kernel
+ * over the lists of every weight tensor of one precision (its
+ * multi_tensor_apply), so a pass over N elements, the network's weights
+ * of that optimizer and precision (repeats counted), costs about what one
+ * flat pass over N costs, not the sum of as many launches as tensors.  A
+ * row of n weight elements takes the share n / N of each pass (the part's
+ * count).  The passes over N weight elements are PyTorch's
  * multi-tensor (foreach) optimizers (torch/optim/<name>.py, _multi_tensor_<name>;
  * torch 1.13; the default on CUDA), weight decay 0, each pass an
  * elementwise row (ceil(n / PN_STEP_ROW), 1, PN_STEP_ROW) of the op below
@@ -118,22 +125,22 @@ typedef struct {
 int pn_step_splits(pn_layer_type t);
 
 /* The parts of a train row of layer l (at its batch) into p[0..], with
- * its optimizer step by optimizer opt (PN_OPT_*; l->optimizer for the
- * row's own) and momentum (sgd, rmsprop) over weights elements of
- * precision wprec (the row's weights: pn_step_weights; under mixed
- * precision its fp32 masters); returns their count, 0 when t does not
- * split. */
+ * its share of the optimizer step by optimizer opt (PN_OPT_*) and
+ * momentum (sgd, rmsprop): weights of the all elements of precision wprec
+ * that the step updates (the row's pn_step_weights, the sum of every
+ * row's; under mixed precision the fp32 masters); returns their count, 0
+ * when t does not split. */
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
-		  pn_prec wprec, pn_step_part *p);
+		  double all, pn_prec wprec, pn_step_part *p);
 
 /* The weight elements of layer l: pn_layer_work's cm_weights / e on types
  * with weights (memory.h's W), else 0. */
 double pn_step_weights(const pn_layer *l);
 
 /* The optimizer step (table above) of opt over n elements of precision
- * prec into p[0..]; returns the count of passes (0: optimizer none or n
- * 0). */
+ * prec into p[0..], each pass's count share (1: the whole step; a row's
+ * n_row / n); returns the count of passes (0: optimizer none or n 0). */
 int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
-		      pn_step_part *p);
+		      double share, pn_step_part *p);
 
 #endif
