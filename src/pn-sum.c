@@ -50,8 +50,10 @@ static const char usage[] =
 "                          GPUs the job does not fit are grey\n"
 "      --max-batch         on each GPU, the largest batch that fits its memory\n"
 "                          (not for a traced network)\n"
-"      --optimizer NAME    the optimizer whose state every row with weights\n"
-"                          keeps (default: each row's; a traced graph has none)\n"
+"      --optimizer NAME    the optimizer of every row with weights: its state,\n"
+"                          its step in decomposed train rows (default: each\n"
+"                          row's); a traced graph has none: with NAME, its\n"
+"                          step over the graph's weights is added (opt_ms)\n"
 "      --momentum          SGD and RMSprop keep a momentum buffer\n"
 "      --precision MODE    train in MODE: fp32, tf32 (GEMMs only), fp16, bf16\n"
 "                          (every row), amp-fp16 or amp-bf16 (autocast's\n"
@@ -62,14 +64,17 @@ static const char usage[] =
 "  -h, --help              display this help and exit\n"
 "      --version           output version information and exit\n"
 "\n"
-"Summary columns: rank device source [batch] fwd_ms bwd_ms acc_ms train_ms\n"
-"iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank peak_gb\n"
-"mem_gb fits, one row per GPU, the GPUs the job fits first, each part by\n"
-"rising epoch time (batch: with --max-batch); with --interval also\n"
+"Summary columns: rank device source [batch] fwd_ms bwd_ms acc_ms opt_ms\n"
+"train_ms iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank\n"
+"peak_gb mem_gb fits, one row per GPU, the GPUs the job fits first, each part\n"
+"by rising epoch time (batch: with --max-batch); with --interval also\n"
 "iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
-"the network's, then device source time_ms total_ms [time_lo_ms time_hi_ms]\n"
-"weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes.  The\n"
-"network format and the memory model: see pn-sum(1).\n";
+"the network's, then device source rule time_ms total_ms [time_lo_ms\n"
+"time_hi_ms] weights_bytes grads_bytes state_bytes saved_bytes\n"
+"workspace_bytes.  A train row whose model never saw train steps with its\n"
+"optimizer is split into forward, backward and optimizer parts (rule\n"
+"decomposed).  The network format, the parts and the memory model: see\n"
+"pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */

@@ -66,15 +66,14 @@
  * of that optimizer and precision (repeats counted), costs about what one
  * flat pass over N costs, not the sum of as many launches as tensors.  A
  * row of n weight elements takes the share n / N of each pass (the part's
- * count).  The passes over N weight elements are PyTorch's
- * multi-tensor (foreach) optimizers (torch/optim/<name>.py, _multi_tensor_<name>;
- * torch 1.13; the default on CUDA), weight decay 0, each pass an
- * elementwise row (ceil(n / PN_STEP_ROW), 1, PN_STEP_ROW) of the op below
- * with traffic t n e (t tensors read and written).  A pass is flat: its
- * time depends on n, not on a shape, and rows of 2048 keep the shape
- * within NeuSight's sampled range (batch up to 16372, dim up to 4094)
- * for tensors up to 33 M elements, where (1, 1, n), the shape of a
- * traced graph's acc rows, lies far outside it.
+ * count).  The passes are those of torch/optim's _multi_tensor_<name>
+ * functions (torch 1.13, the foreach path, PyTorch's default on CUDA;
+ * weight decay 0), each an elementwise row (ceil(N / PN_STEP_ROW), 1,
+ * PN_STEP_ROW) of the op below with traffic t N e (t weight-sized tensors
+ * read and written).  A pass is flat: its time depends on N, not on a
+ * shape, and rows of 2048 keep the shape within NeuSight's sampled range
+ * where (1, 1, N), the shape of a traced graph's acc rows, has a dim far
+ * beyond it (at most 16384 sampled):
  *   sgd       add_(w, g)                                          add 3
  *   sgd with momentum: mul_(buf) mulu 2, add_(buf, g) add 3, add_(w, buf)
  *             add 3
