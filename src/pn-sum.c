@@ -230,7 +230,6 @@ typedef struct {
 					   and precision, the step's */
 	int opt, momentum, amp;
 	const pn_modelset *ms;
-	int fallback;
 	double level;
 	partpath pp;
 } stepper;
@@ -1292,7 +1291,6 @@ static void step_init(stepper *st, const options *o, const pn_modelset *ms,
 	st->momentum = o->mem.momentum;
 	st->amp = o->mem.amp;
 	st->ms = ms;
-	st->fallback = o->fallback;
 	st->level = o->level;
 	st->rule = step_rules(st, net);
 	step_weights(st, net);

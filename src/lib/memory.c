@@ -373,6 +373,28 @@ static long last_forward(const pn_network *net)
 	return -1;
 }
 
+/* The model's output, which the training loop holds until the step ends:
+ * the logits a last softmax row (the loss) reads.  Bytes held; a tensor
+ * the row did not keep is added to its saved bytes.  Another last row
+ * (a network without its loss) keeps its input, as every row's backward
+ * reads it; it is freed at that row's backward. */
+static double held_output(const pn_network *net, double batch,
+			  const pn_mem_opts *o, pn_mem_row *m)
+{
+	const pn_netrow *r = &net->r[last_forward(net)];
+	pn_layer l;
+	pn_work w;
+	double traffic;
+	if (r->l.type == PN_MEM || (keeps(&r->l) & KEEP_IN))
+		return 0;
+	pn_network_scaled(net, r, batch, &l, &traffic);
+	pn_layer_work(&l, &w);
+	double in = pn_mem_alloc(o->backend, w.cm_in);
+	m->saved += in;
+	m->fwd_work = fmax(0, m->fwd_work - in);
+	return r->l.type == PN_SOFTMAX ? in : 0;
+}
+
 void pn_mem_step_of(const pn_network *net, double batch,
 		    const pn_mem_opts *o, pn_mem_step *s, pn_mem_row *rows)
 {
@@ -381,23 +403,14 @@ void pn_mem_step_of(const pn_network *net, double batch,
 	memset(s, 0, sizeof *s);
 	long last = ni.train ? last_forward(net) : -1;
 	tensors *ts = pn_xcalloc((size_t)net->n, sizeof *ts);
-	double fwd = 0, opt_tmp = 0;
+	double fwd = 0, opt_tmp = 0, held = 0;
 	for (long i = 0; i < net->n; i++) {
 		double rep = net->r[i].repeat;
 		row_bytes(net, &ni, i, batch, o, ts, &m[i]);
 		if (i == 0 && ni.train)
 			first_bwd(net, batch, o, &m[i]);
-		if (i == last && net->r[i].l.type != PN_MEM &&
-		    !(keeps(&net->r[i].l) & KEEP_IN)) {
-			pn_layer l;
-			pn_work w;
-			double traffic;
-			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
-			pn_layer_work(&l, &w);
-			double in = pn_mem_alloc(o->backend, w.cm_in);
-			m[i].saved += in;
-			m[i].fwd_work = fmax(0, m[i].fwd_work - in);
-		}
+		if (i == last)
+			held = held_output(net, batch, o, &m[i]);
 		s->weights += rep * m[i].weights;
 		s->grads += rep * m[i].grads;
 		s->state += rep * m[i].state;
@@ -418,16 +431,17 @@ void pn_mem_step_of(const pn_network *net, double batch,
 	double base = s->weights + s->state, bwd = 0, opt = 0;
 	fwd += base;
 	if (ni.train) {
-		/* backward, from the last row: its activations freed, the
-		 * gradients of the weights allocated */
+		/* backward, from the last row: its activations freed (but
+		 * the model's output, held by the loop), the gradients of
+		 * the weights allocated */
 		double act = s->activations, grads = 0;
 		for (long i = net->n - 1; i >= 0; i--) {
 			double rep = net->r[i].repeat;
 			grads += rep * m[i].grads;
 			bwd = fmax(bwd, base + act + grads + m[i].bwd_work);
-			act -= rep * m[i].saved;
+			act -= rep * m[i].saved - (i == last ? held : 0);
 		}
-		opt = base + s->grads + opt_tmp;
+		opt = base + s->grads + held + opt_tmp;
 	}
 	s->peak = fwd;
 	s->at = PN_MEM_AT_FWD;

@@ -74,9 +74,11 @@
  * counted as the backend's allocator holds it (pn_mem_alloc: PyTorch's
  * CUDA caching allocator's rounding on a GPU).
  *
- * The training loop holds the model's output, the input of the last
- * forward row (the logits its loss reads), until the step ends: that row
- * keeps its input too (unless it is a mem row).  A row counts `repeat` times.  The weights of a network with acc rows
+ * The last forward row keeps its input (unless it is a mem row).  When
+ * it is a softmax, the loss, that input is the model's output (the
+ * logits), which the training loop holds until the step ends (H below:
+ * `out = model(x)` lives through backward and optimizer.step), so its
+ * backward does not free it.  A row counts `repeat` times.  The weights of a network with acc rows
  * (a traced graph: one acc row per weight tensor's gradient) are the
  * elements of its acc rows (a tied weight counts twice), since its
  * embeddings are mem rows.
@@ -88,8 +90,9 @@
  * gradients of rows from i on,
  *   forward    max over rows i: W + S + A(<=i) + i's forward workspace
  *   backward   max over rows i (from the last): W + S + A(<=i) + G(>=i)
- *              + workspace of i's backward
- *   optimizer  W + S + G + t x the largest row's weights (temporaries of
+ *              + workspace of i's backward (+ H where i is before the
+ *              last forward row)
+ *   optimizer  W + S + G + H + t x the largest row's weights (temporaries of
  *              PyTorch's single-tensor step: t = 2 for adam and adadelta,
  *              1 for the others, 0 for sgd without momentum)
  *   peak       max of the three + the backend's fixed cost
