@@ -20,6 +20,7 @@
 #include "precision.h"
 #include "roofline.h"
 #include "sheet.h"
+#include "step.h"
 #include "tsv.h"
 
 static const char usage[] =
@@ -49,8 +50,10 @@ static const char usage[] =
 "                          GPUs the job does not fit are grey\n"
 "      --max-batch         on each GPU, the largest batch that fits its memory\n"
 "                          (not for a traced network)\n"
-"      --optimizer NAME    the optimizer whose state every row with weights\n"
-"                          keeps (default: each row's; a traced graph has none)\n"
+"      --optimizer NAME    the optimizer of every row with weights: its state,\n"
+"                          its step in decomposed train rows (default: each\n"
+"                          row's); a traced graph has none: with NAME, its\n"
+"                          step over the graph's weights is added (opt_ms)\n"
 "      --momentum          SGD and RMSprop keep a momentum buffer\n"
 "      --precision MODE    train in MODE: fp32, tf32 (GEMMs only), fp16, bf16\n"
 "                          (every row), amp-fp16 or amp-bf16 (autocast's\n"
@@ -61,14 +64,17 @@ static const char usage[] =
 "  -h, --help              display this help and exit\n"
 "      --version           output version information and exit\n"
 "\n"
-"Summary columns: rank device source [batch] fwd_ms bwd_ms acc_ms train_ms\n"
-"iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank peak_gb\n"
-"mem_gb fits, one row per GPU, the GPUs the job fits first, each part by\n"
-"rising epoch time (batch: with --max-batch); with --interval also\n"
+"Summary columns: rank device source [batch] fwd_ms bwd_ms acc_ms opt_ms\n"
+"train_ms iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank\n"
+"peak_gb mem_gb fits, one row per GPU, the GPUs the job fits first, each part\n"
+"by rising epoch time (batch: with --max-batch); with --interval also\n"
 "iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
-"the network's, then device source time_ms total_ms [time_lo_ms time_hi_ms]\n"
-"weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes.  The\n"
-"network format and the memory model: see pn-sum(1).\n";
+"the network's, then device source rule time_ms total_ms [time_lo_ms\n"
+"time_hi_ms] weights_bytes grads_bytes state_bytes saved_bytes\n"
+"workspace_bytes.  A train row whose model never saw train steps with its\n"
+"optimizer is split into forward, backward and optimizer parts (rule\n"
+"decomposed).  The network format, the parts and the memory model: see\n"
+"pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -183,34 +189,6 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 	mp->pending[k] = at;
 }
 
-/* Time of every row (one instance, ms) at `batch` samples on each of the
- * ndev GPUs into t[d * rows + i], and with --interval its factors into k;
- * rows with bymodel[i] go to the models, every GPU's together, the others
- * to the roofline. */
-static void predict(const pn_network *net, const unsigned char *bymodel,
-		    modelpath *mp, double batch, const pn_gpu *const *dev,
-		    int ndev, double *t, const factors *k)
-{
-	for (int d = 0; d < ndev; d++) {
-		for (long i = 0; i < net->n; i++) {
-			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
-			if (bymodel[i]) {
-				model_push(mp, net, i, batch, (long)j, dev[d],
-					   t, k);
-				continue;
-			}
-			pn_layer l;
-			double traffic;
-			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
-			t[j] = pn_roofline_ms(&l, traffic, dev[d]);
-			if (k->one)
-				k->one[j] = k->sum[j] = 1;
-		}
-	}
-	if (mp->p)
-		model_flush(mp, t, k);
-}
-
 static factors factors_new(size_t n, int want)
 {
 	factors k = {NULL, NULL};
@@ -221,17 +199,356 @@ static factors factors_new(size_t n, int want)
 	return k;
 }
 
+/* ---- training steps (step.h) ------------------------------------------- */
+
+/* How a row is predicted (--per-layer's rule column): whole, as the row
+ * is; decomposed, a train row as the sum of its parts (step.h); acc+opt,
+ * a traced graph's gradient accumulation of a weight (an acc row) as the
+ * row and, with --optimizer, the optimizer's update of that weight. */
+enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT };
+static const char *const rule_names[] = {"whole", "decomposed", "acc+opt"};
+
+/* The parts' model path: rows made from a part's layer (the layer
+ * contract's columns, pn_network_out_cols but name phase repeat, and
+ * pass), then device and the features, as model_push makes them. */
+typedef struct {
+	pn_predictor *p;
+	int ncols, cdev, cfeat;
+	const char **name, **field;
+	char (*buf)[32];
+	long *pending;          /* row slot of each queued part */
+	unsigned char *phase;   /* its phase (step.h) */
+	double *count, *out;
+	const pn_model **which;
+} partpath;
+
+/* What predicts the steps of a network: each row's rule, the optimizer
+ * (--optimizer, or -1: each row's own), and the parts' model path. */
+typedef struct {
+	unsigned char *rule;
+	double all[PN_NOPT][PN_NPREC];  /* weight elements of each optimizer
+					   and precision, the step's */
+	int opt, momentum, amp;
+	const pn_modelset *ms;
+	double level;
+	partpath pp;
+} stepper;
+
+/* The values of column col ("pass", "optimizer") that model m was fitted
+ * on include value: its "info passes a,b" or "info optimizers a,b" line
+ * when it has one (pn-fit's provenance), else its categorical features
+ * ("pass=train": pn-fit keeps an indicator for every value of the
+ * training rows); a model that records neither saw only the column's
+ * default (fwd, none). */
+static int model_saw_value(const pn_model *m, const char *col,
+			   const char *value)
+{
+	const char *key = strcmp(col, "pass") == 0 ? "passes" : "optimizers";
+	size_t kl = strlen(key), vl = strlen(value), cl = strlen(col);
+	for (int i = 0; i < m->ninfo; i++) {
+		const char *s = m->info[i];
+		if (strncmp(s, key, kl) != 0 || s[kl] != ' ')
+			continue;
+		for (s += kl + 1; *s; s += *s == ',') {
+			size_t n = strcspn(s, ",");
+			if (n == vl && strncmp(s, value, n) == 0)
+				return 1;
+			s += n;
+		}
+		return 0;
+	}
+	int any = 0;
+	for (size_t k = 0; k < m->p; k++) {
+		const char *f = m->feat[k].name;
+		if (!m->feat[k].cat || strncmp(f, col, cl) != 0 || f[cl] != '=')
+			continue;
+		if (strcmp(f + cl + 1, value) == 0)
+			return 1;
+		any = 1;
+	}
+	return !any && strcmp(value, strcmp(col, "pass") == 0 ? "fwd" :
+			      "none") == 0;
+}
+
+/* The optimizer of row r's step: --optimizer for a row with weights or
+ * a traced graph's acc row, else its own (memory.c's rule). */
+static int step_opt(const stepper *st, const pn_netrow *r)
+{
+	return st->opt >= 0 && (pn_layer_defs[r->l.type].weights ||
+				r->phase == PN_PH_ACC) ? st->opt :
+	       r->l.optimizer;
+}
+
+/* 1 when the model of row r's type was fitted on whole training steps
+ * with the row's optimizer (and --optimizer does not change it). */
+static int step_whole(const stepper *st, const pn_netrow *r)
+{
+	const pn_model *m = st->ms ? pn_modelset_find(st->ms,
+				pn_layer_name(r->l.type)) : NULL;
+	return m && step_opt(st, r) == r->l.optimizer &&
+	       model_saw_value(m, "pass", "train") &&
+	       model_saw_value(m, "optimizer", pn_opt_name(r->l.optimizer));
+}
+
+/* Each row's rule: a train row whole when its model saw such steps or it
+ * does not split (step.h), else decomposed; with --optimizer, an
+ * elementwise acc row (a weight's gradient) acc+opt. */
+static unsigned char *step_rules(const stepper *st, const pn_network *net)
+{
+	unsigned char *rule = pn_xcalloc((size_t)net->n, 1);
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		if (r->phase == PN_PH_TRAIN && !step_whole(st, r) &&
+		    pn_step_splits(r->l.type))
+			rule[i] = RULE_DECOMPOSED;
+		if (r->phase == PN_PH_ACC && st->opt >= 0 &&
+		    r->l.type == PN_ELEMENTWISE)
+			rule[i] = RULE_ACC_OPT;
+	}
+	return rule;
+}
+
+/* The weight elements of a traced graph's acc row: its output (memory.c:
+ * one acc row per weight tensor's gradient). */
+static double acc_weights(const pn_layer *l)
+{
+	pn_work w;
+	pn_layer_work(l, &w);
+	return w.cm_out / l->bytes;
+}
+
+/* The parts of row i at `batch` that are not the row itself: a
+ * decomposed row's every part, an acc+opt row's optimizer passes. */
+static int step_parts(const stepper *st, const pn_network *net, long i,
+		      double batch, pn_step_part *p)
+{
+	const pn_netrow *r = &net->r[i];
+	pn_layer l;
+	double traffic;
+	pn_network_scaled(net, r, batch, &l, &traffic);
+	pn_prec wprec = st->amp ? PN_FP32 : l.prec;
+	int opt = step_opt(st, r);
+	double all = st->all[opt][wprec];
+	if (st->rule[i] == RULE_DECOMPOSED)
+		return pn_step_parts(&l, opt, st->momentum,
+				     pn_step_weights(&l), all, wprec, p);
+	if (st->rule[i] != RULE_ACC_OPT)
+		return 0;
+	return pn_step_optimizer(opt, st->momentum, all, wprec,
+				 acc_weights(&l) / all, p);
+}
+
+/* The optimizer's weight elements of each optimizer and precision: the
+ * sum over the rows with a step, repeats counted. */
+static void step_weights(stepper *st, const pn_network *net)
+{
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		pn_layer l;
+		double traffic;
+		pn_network_scaled(net, r, 1, &l, &traffic);
+		double w = st->rule[i] == RULE_DECOMPOSED ? pn_step_weights(&l)
+			 : st->rule[i] == RULE_ACC_OPT ? acc_weights(&l) : 0;
+		st->all[step_opt(st, r)][st->amp ? PN_FP32 : l.prec] +=
+			w * r->repeat;
+	}
+}
+
+/* The model of a part's type, or NULL: the roofline's. */
+static const pn_model *part_model(const stepper *st, const pn_step_part *p)
+{
+	return st->ms ? pn_modelset_find(st->ms, pn_layer_name(p->l.type))
+		      : NULL;
+}
+
+static void part_init(partpath *pp, const pn_modelset *ms)
+{
+	int n = 0, max = 40 + PN_F_N;
+	pp->name = pn_xmalloc((size_t)max * sizeof *pp->name);
+	for (int c = 0; pn_network_out_cols[c]; c++)
+		if (pn_name_index((const char *const[]){"name", "phase",
+				  "repeat", 0}, pn_network_out_cols[c]) < 0)
+			pp->name[n++] = pn_network_out_cols[c];
+	pp->name[n++] = "pass";
+	pp->cdev = n;
+	pp->name[n++] = "device";
+	pp->cfeat = n;
+	for (int k = 0; k < PN_F_N; k++)
+		pp->name[n++] = pn_feature_names[k];
+	pp->ncols = n;
+	pp->field = pn_xmalloc((size_t)n * sizeof *pp->field);
+	pp->buf = pn_xmalloc((size_t)n * sizeof *pp->buf);
+	pp->p = pn_predictor_new(ms, n, pp->name);
+	pp->pending = pn_xmalloc(QUEUE * sizeof *pp->pending);
+	pp->phase = pn_xmalloc(QUEUE);
+	pp->count = pn_xmalloc(QUEUE * sizeof *pp->count);
+	pp->out = pn_xmalloc(QUEUE * sizeof *pp->out);
+	pp->which = pn_xmalloc(QUEUE * sizeof *pp->which);
+}
+
+static void part_free(partpath *pp)
+{
+	if (!pp->p)
+		return;
+	pn_predictor_free(pp->p);
+	free(pp->name);
+	free(pp->field);
+	free(pp->buf);
+	free(pp->pending);
+	free(pp->phase);
+	free(pp->count);
+	free(pp->out);
+	free(pp->which);
+}
+
+/* Queued parts into their row slots: sp[j * PN_STEP_NPHASES + phase] (ms)
+ * and, with --interval, the widest part's factor into pk. */
+static void part_flush(stepper *st, double *sp, const factors *pk)
+{
+	partpath *pp = &st->pp;
+	size_t n = pn_predictor_pending(pp->p);
+	if (n == 0)
+		return;
+	pn_predictor_flush_models(pp->p, pp->out, pp->which);
+	for (size_t q = 0; q < n; q++) {
+		long j = pp->pending[q];
+		sp[j * PN_STEP_NPHASES + pp->phase[q]] += pp->out[q] *
+							  pp->count[q];
+		if (pk->one) {
+			pk->one[j] = fmax(pk->one[j], pn_interval_factor(
+				pp->which[q], 0, st->level));
+			pk->sum[j] = fmax(pk->sum[j], pn_interval_factor(
+				pp->which[q], 1, st->level));
+		}
+	}
+}
+
+/* Queue part p of row i (its slot j) on GPU g. */
+static void part_push(stepper *st, const pn_network *net, long i,
+		      const pn_step_part *p, long j, const pn_gpu *g,
+		      double *sp, const factors *pk)
+{
+	partpath *pp = &st->pp;
+	double f[PN_F_N];
+	if (pn_predictor_pending(pp->p) == QUEUE)
+		part_flush(st, sp, pk);
+	for (int c = 0; c < pp->cdev; c++)
+		pp->field[c] = pn_layer_field(&p->l, p->l.prec, pp->name[c],
+					      pp->buf[c]);
+	pp->field[pp->cdev] = g->name;
+	pn_feature_row(&p->l, p->traffic, g, f);
+	for (int k = 0; k < PN_F_N; k++) {
+		pn_fmt_num(pp->buf[pp->cfeat + k], f[k]);
+		pp->field[pp->cfeat + k] = pp->buf[pp->cfeat + k];
+	}
+	size_t k = pn_predictor_pending(pp->p);
+	if (pn_predictor_push(pp->p, pn_layer_name(p->l.type), pp->field,
+			      NULL) != 0)
+		pn_die_at(PN_EXIT_DATA, net->path, net->r[i].line, "%s (%s "
+			  "of the training step)", pn_predictor_error(pp->p),
+			  p->what);
+	pp->pending[k] = j;
+	pp->phase[k] = (unsigned char)p->phase;
+	pp->count[k] = p->count;
+}
+
+/* The parts of row i (slot j) on GPU g: by their type's model, queued,
+ * or by the roofline into sp now. */
+static void step_push(stepper *st, const pn_network *net, long i,
+		      double batch, long j, const pn_gpu *g, double *sp,
+		      const factors *pk)
+{
+	pn_step_part p[PN_STEP_MAX];
+	int n = step_parts(st, net, i, batch, p);
+	for (int k = 0; k < n; k++) {
+		if (part_model(st, &p[k])) {
+			part_push(st, net, i, &p[k], j, g, sp, pk);
+			continue;
+		}
+		sp[j * PN_STEP_NPHASES + p[k].phase] += p[k].count *
+			pn_roofline_ms(&p[k].l, p[k].traffic, g);
+	}
+}
+
+/* Every slot's time by phase into sp (the whole row's time in its phase,
+ * its parts' in theirs) and its total into t; with --interval the
+ * widest of a row's factors into k. */
+static void step_combine(const stepper *st, const pn_network *net,
+			 size_t nt, double *t, double *sp, const factors *k,
+			 const factors *pk)
+{
+	for (size_t j = 0; j < nt; j++) {
+		const pn_netrow *r = &net->r[j % (size_t)net->n];
+		double *s = sp + j * PN_STEP_NPHASES;
+		if (st->rule[j % (size_t)net->n] != RULE_DECOMPOSED)
+			s[r->phase] += t[j];
+		t[j] = 0;
+		for (int p = 0; p < PN_STEP_NPHASES; p++)
+			t[j] += s[p];
+		if (k->one && st->rule[j % (size_t)net->n] != RULE_WHOLE) {
+			k->one[j] = fmax(k->one[j], pk->one[j]);
+			k->sum[j] = fmax(k->sum[j], pk->sum[j]);
+		}
+	}
+}
+
+/* Time of every row (one instance, ms) at `batch` samples on each of the
+ * ndev GPUs into t[d * rows + i], by phase into sp (PN_STEP_NPHASES a
+ * row, zeroed here), and with --interval its factors into k; a row is
+ * predicted by its rule (stepper): whole rows with bymodel[i] by the
+ * models, every GPU's together, the others by the roofline; parts by
+ * their type's model, else the roofline. */
+static void predict(const pn_network *net, const unsigned char *bymodel,
+		    modelpath *mp, stepper *st, double batch,
+		    const pn_gpu *const *dev, int ndev, double *t, double *sp,
+		    const factors *k)
+{
+	size_t nt = (size_t)ndev * (size_t)net->n;
+	factors pk = factors_new(nt, k->one != NULL);
+	memset(sp, 0, nt * PN_STEP_NPHASES * sizeof *sp);
+	for (size_t j = 0; pk.one && j < nt; j++)
+		pk.one[j] = pk.sum[j] = 1;
+	for (int d = 0; d < ndev; d++) {
+		for (long i = 0; i < net->n; i++) {
+			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
+			if (st->rule[i] != RULE_WHOLE)
+				step_push(st, net, i, batch, (long)j, dev[d],
+					  sp, &pk);
+			if (bymodel[i] && st->rule[i] != RULE_DECOMPOSED) {
+				model_push(mp, net, i, batch, (long)j, dev[d],
+					   t, k);
+				continue;
+			}
+			pn_layer l;
+			double traffic;
+			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
+			t[j] = st->rule[i] == RULE_DECOMPOSED ? 0 :
+			       pn_roofline_ms(&l, traffic, dev[d]);
+			if (k->one)
+				k->one[j] = k->sum[j] = 1;
+		}
+	}
+	if (mp->p)
+		model_flush(mp, t, k);
+	if (st->pp.p)
+		part_flush(st, sp, &pk);
+	step_combine(st, net, nt, t, sp, k, &pk);
+	free(pk.one);
+	free(pk.sum);
+}
+
 /* ---- output ------------------------------------------------------------ */
 
 static const char *const sumcols[] = {
-	"fwd_ms", "bwd_ms", "acc_ms", "train_ms", "iteration_ms", "iterations",
+	"fwd_ms", "bwd_ms", "acc_ms", "opt_ms", "train_ms", "iteration_ms",
+	"iterations",
 	"epoch_s", "price_usd_h", "cost_usd", "cost_rank", "peak_gb", "mem_gb",
 	"fits", 0
 };
 
 typedef struct {
 	const pn_gpu *g;
-	double ph[PN_NPHASES];  /* per iteration at the batch, ms */
+	double ph[PN_STEP_NPHASES];  /* per iteration at the batch, ms */
 	double iter_ms, epoch_ms, cost;
 	double iter_lo, iter_hi, epoch_lo, epoch_hi;   /* --interval, ms */
 	double batch;           /* --max-batch: the GPU's (0: none fits) */
@@ -520,33 +837,51 @@ static const pn_gpu **devices(const options *o, const pn_gpus *gpus,
 	return dev;
 }
 
+/* The model of type t (NULL: none), checked for what the options need;
+ * a type without one and without the fallback goes to missing once. */
+static const pn_model *type_model(const options *o, const pn_modelset *ms,
+				  pn_layer_type t, int *seen, char *missing,
+				  size_t *mlen)
+{
+	const pn_model *m = ms ? pn_modelset_find(ms, pn_layer_name(t)) : NULL;
+	if (m && strcmp(m->target, "time_ms") != 0)
+		pn_die_at(PN_EXIT_DATA, o->models, 0, "the %s model "
+			  "predicts '%s', not time_ms", pn_layer_name(t),
+			  m->target);
+	if (m && o->level > 0 && m->nlogo == 0)
+		pn_die_at(PN_EXIT_DATA, o->models, 0, PN_INTERVAL_NO_RECORD,
+			  pn_layer_name(t));
+	if (!m && ms && !seen[t] && !o->fallback && *mlen < 512)
+		*mlen += (size_t)snprintf(missing + *mlen, 512 - *mlen,
+					  "%s'%s'", *mlen ? ", " : "",
+					  pn_layer_name(t));
+	seen[t] = 1;
+	return m;
+}
+
 /* Which rows a model predicts (bymodel): every type must have a model or
- * the fallback. */
+ * the fallback, a decomposed row's parts' types (step.h) in its stead.  A
+ * train row that stays whole though its model never saw such steps goes
+ * to the roofline when there is the fallback. */
 static unsigned char *which_rows(const options *o, const pn_modelset *ms,
-				 const pn_network *net)
+				 const pn_network *net, const stepper *st)
 {
 	unsigned char *bymodel = pn_xcalloc((size_t)net->n, 1);
 	char missing[512] = "";
 	size_t mlen = 0;
 	int seen[PN_NLAYERS] = {0};
 	for (long i = 0; i < net->n; i++) {
-		pn_layer_type t = net->r[i].l.type;
-		const pn_model *m = ms ? pn_modelset_find(ms, pn_layer_name(t))
-				       : NULL;
-		if (m && strcmp(m->target, "time_ms") != 0)
-			pn_die_at(PN_EXIT_DATA, o->models, 0, "the %s model "
-				  "predicts '%s', not time_ms",
-				  pn_layer_name(t), m->target);
-		if (m && o->level > 0 && m->nlogo == 0)
-			pn_die_at(PN_EXIT_DATA, o->models, 0,
-				  PN_INTERVAL_NO_RECORD, pn_layer_name(t));
-		bymodel[i] = m != NULL;
-		if (!m && ms && !seen[t] && !o->fallback)
-			mlen += (size_t)snprintf(missing + mlen,
-						 sizeof missing - mlen,
-						 "%s'%s'", mlen ? ", " : "",
-						 pn_layer_name(t));
-		seen[t] = 1;
+		const pn_netrow *r = &net->r[i];
+		pn_step_part p[PN_STEP_MAX];
+		int np = step_parts(st, net, i, 1, p);
+		for (int k = 0; k < np; k++)
+			type_model(o, ms, p[k].l.type, seen, missing, &mlen);
+		if (st->rule[i] == RULE_DECOMPOSED)
+			continue;
+		const pn_model *m = type_model(o, ms, r->l.type, seen,
+					       missing, &mlen);
+		bymodel[i] = m && !(o->fallback && r->phase == PN_PH_TRAIN &&
+				    !step_whole(st, r));
 	}
 	if (*missing)
 		pn_die_at(PN_EXIT_DATA, o->models, 0, "no model for layer type%s "
@@ -582,8 +917,9 @@ static int model_saw(const pn_model *m, pn_prec p)
 }
 
 /* The source of each row's time (--per-layer's source column). */
-enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED };
-static const char *const src_names[] = {"roofline", "model", "extrapolated"};
+enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED };
+static const char *const src_names[] = {"roofline", "model", "extrapolated",
+					"mixed"};
 
 /* Each row's source: a model row in a precision its model was not fitted
  * on is extrapolated.  Say once on stderr when rows are in a precision
@@ -620,6 +956,36 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 	return src;
 }
 
+/* The sources of the rows that are not whole (sources above gave the
+ * others): each part's, a model's when the model of its type saw its
+ * precision, pass fwd and no optimizer (model_saw_value), extrapolated
+ * when it did not, else the roofline's; the row's, the one of all its
+ * parts (an acc+opt row's own among them), else mixed.  A train row
+ * predicted whole by a model that never saw such steps is extrapolated. */
+static void step_sources(const stepper *st, const pn_network *net,
+			 const unsigned char *bymodel, unsigned char *src)
+{
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		if (bymodel[i] && r->phase == PN_PH_TRAIN && !step_whole(st, r))
+			src[i] = SRC_EXTRAPOLATED;
+		pn_step_part p[PN_STEP_MAX];
+		int n = step_parts(st, net, i, 1, p);
+		for (int k = 0; k < n; k++) {
+			const pn_model *m = part_model(st, &p[k]);
+			int s = !m ? SRC_ROOFLINE :
+				model_saw(m, p[k].l.prec) &&
+				model_saw_value(m, "pass", "fwd") &&
+				model_saw_value(m, "optimizer", "none") ?
+				SRC_MODEL : SRC_EXTRAPOLATED;
+			if (k == 0 && st->rule[i] == RULE_DECOMPOSED)
+				src[i] = (unsigned char)s;
+			else if (src[i] != s)
+				src[i] = SRC_MIXED;
+		}
+	}
+}
+
 /* --precision: say once on stderr which GPUs have no unit for the mode's
  * GEMMs faster than fp32 (roofline.h's rules fall back to its fp32
  * peak), such as bf16 on a V100. */
@@ -646,16 +1012,20 @@ static void warn_units(int mode, const pn_gpu *const *dev, int ndev)
 }
 
 /* The times of the iteration and the epoch on GPU d: t (and tl, the last
- * batch, or NULL) hold every row's time, kf and kl its factors. */
+ * batch, or NULL) hold every row's time, sp its time by phase at the
+ * batch, kf and kl its factors. */
 static void sum_device(result *r, const pn_network *net, int d,
-		       const double *t, const double *tl, const factors *kf,
-		       const factors *kl, double full)
+		       const double *t, const double *sp, const double *tl,
+		       const factors *kf, const factors *kl, double full)
 {
 	const double *td = t + (size_t)d * (size_t)net->n;
+	const double *sd = sp + (size_t)d * (size_t)net->n * PN_STEP_NPHASES;
 	for (long i = 0; i < net->n; i++)
-		r->ph[net->r[i].phase] += td[i] * net->r[i].repeat;
+		for (int p = 0; p < PN_STEP_NPHASES; p++)
+			r->ph[p] += sd[i * PN_STEP_NPHASES + p] *
+				    net->r[i].repeat;
 	r->iter_ms = r->ph[PN_PH_FWD] + r->ph[PN_PH_BWD] + r->ph[PN_PH_ACC] +
-		     r->ph[PN_PH_TRAIN];
+		     r->ph[PN_PH_TRAIN] + r->ph[PN_STEP_OPT];
 	double last = 0;
 	if (tl)
 		for (long i = 0; i < net->n; i++)
@@ -688,25 +1058,30 @@ static void sum_device(result *r, const pn_network *net, int d,
  * `dataset` samples summed into res[0..ndev) (res[d].g set); t and kf
  * (NULL: freed here) keep the rows' times at the batch. */
 static void epoch_times(const pn_network *net, const unsigned char *bymodel,
-			modelpath *mp, double batch, double dataset,
-			const pn_gpu *const *dev, int ndev, result *res,
-			double **t, factors *kf)
+			modelpath *mp, stepper *st, double batch,
+			double dataset, const pn_gpu *const *dev, int ndev,
+			result *res, double **t, factors *kf)
 {
 	double full = floor(dataset / batch), rest = dataset - full * batch;
 	size_t nt = (size_t)net->n * (size_t)ndev;
 	double *tb = pn_xmalloc(nt * sizeof *tb), *tl = NULL;
+	double *sp = pn_xmalloc(nt * PN_STEP_NPHASES * sizeof *sp);
 	factors kb = factors_new(nt, mp->level > 0), kl = {NULL, NULL};
-	predict(net, bymodel, mp, batch, dev, ndev, tb, &kb);
-	if (rest > 0) {
-		tl = pn_xmalloc(nt * sizeof *tl);
-		kl = factors_new(nt, mp->level > 0);
-		predict(net, bymodel, mp, rest, dev, ndev, tl, &kl);
-	}
+	predict(net, bymodel, mp, st, batch, dev, ndev, tb, sp, &kb);
 	for (int d = 0; d < ndev; d++) {
 		res[d].g = dev[d];
 		res[d].batch = batch;
-		sum_device(&res[d], net, d, tb, tl, &kb, &kl, full);
 	}
+	if (rest > 0) {
+		double *sl = pn_xmalloc(nt * PN_STEP_NPHASES * sizeof *sl);
+		tl = pn_xmalloc(nt * sizeof *tl);
+		kl = factors_new(nt, mp->level > 0);
+		predict(net, bymodel, mp, st, rest, dev, ndev, tl, sl, &kl);
+		free(sl);
+	}
+	for (int d = 0; d < ndev; d++)
+		sum_device(&res[d], net, d, tb, sp, tl, &kb, &kl, full);
+	free(sp);
 	free(tl);
 	free(kl.one);
 	free(kl.sum);
@@ -721,23 +1096,24 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 }
 
 /* --per-layer: the network at the batch, through network.h's writer, with
- * device source time_ms total_ms [time_lo_ms time_hi_ms] and the row's
+ * device source rule time_ms total_ms [time_lo_ms time_hi_ms] and the row's
  * memory (memory.h, one instance); mem[b]: the rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
-			 const unsigned char *src, double batch,
+			 const unsigned char *src, const unsigned char *rule,
+			 double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
 			 const factors *kf, pn_mem_row *const *mem)
 {
 	static const char *const all[] = {
-		"device", "source", "time_ms", "total_ms", "time_lo_ms",
-		"time_hi_ms", "weights_bytes", "grads_bytes", "state_bytes",
-		"saved_bytes", "workspace_bytes"
+		"device", "source", "rule", "time_ms", "total_ms",
+		"time_lo_ms", "time_hi_ms", "weights_bytes", "grads_bytes",
+		"state_bytes", "saved_bytes", "workspace_bytes"
 	};
-	enum { NX = 11 };
+	enum { NX = 12 };
 	const char *extra[NX];
 	int nx = 0, xcol[NX], at[NX];     /* at: the column's place in all */
 	for (int x = 0; x < NX; x++)
-		if (kf->one || (x != 4 && x != 5)) {
+		if (kf->one || (x != 5 && x != 6)) {
 			at[nx] = x;
 			extra[nx++] = all[x];
 		}
@@ -751,13 +1127,15 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 		const pn_mem_row *m = mem[pn_mem_backend(dev[d])];
 		for (long i = 0; i < net->n; i++) {
 			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
-			double v[NX] = {NAN, NAN, t[j], t[j] * net->r[i].repeat,
+			double v[NX] = {NAN, NAN, NAN, t[j],
+				       t[j] * net->r[i].repeat,
 				       kf->one ? t[j] / kf->one[j] : NAN,
 				       kf->one ? t[j] * kf->one[j] : NAN,
 				       m[i].weights, m[i].grads, m[i].state,
 				       m[i].saved, fmax(m[i].fwd_work,
 							m[i].bwd_work)};
-			const char *s[2] = {dev[d]->name, src_names[src[i]]};
+			const char *s[3] = {dev[d]->name, src_names[src[i]],
+					    rule_names[rule[i]]};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
 				while (x < nx && xcol[x] != c)
@@ -766,7 +1144,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				if (x == nx)
 					pn_sheet_text(tb, pn_network_field(net,
 						i, batch, c, buf));
-				else if (at[x] < 2)
+				else if (at[x] < 3)
 					pn_sheet_text(tb, s[at[x]]);
 				else
 					pn_sheet_num(tb, v[at[x]]);
@@ -800,8 +1178,10 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 		pn_sheet_text(tb, source);
 		if (max_batch)
 			pn_sheet_int(tb, r->batch);
-		for (int p = 0; p < PN_NPHASES; p++)
-			pn_sheet_num(tb, r->ph[p]);
+		static const int order[] = {PN_PH_FWD, PN_PH_BWD, PN_PH_ACC,
+					    PN_STEP_OPT, PN_PH_TRAIN};
+		for (int p = 0; p < PN_STEP_NPHASES; p++)
+			pn_sheet_num(tb, r->ph[order[p]]);
 		pn_sheet_num(tb, r->iter_ms);
 		pn_sheet_int(tb, r->iterations);
 		pn_sheet_num(tb, r->epoch_ms / 1e3);
@@ -871,14 +1251,15 @@ static void memory(const options *o, const pn_network *net, result *res,
  * it (a GPU none fits: no times). */
 static void max_batches(const options *o, const pn_network *net,
 			const unsigned char *bymodel, modelpath *mp,
-			const pn_gpu *const *dev, int ndev, result *res)
+			stepper *st, const pn_gpu *const *dev, int ndev,
+			result *res)
 {
 	for (int d = 0; d < ndev; d++) {
 		pn_mem_opts mo = o->mem;
 		mo.backend = pn_mem_backend(dev[d]);
 		double b = pn_mem_max_batch(net, &mo, dev[d]->mem_gb * GIB);
 		if (b > 0) {
-			epoch_times(net, bymodel, mp, b, o->dataset ?
+			epoch_times(net, bymodel, mp, st, b, o->dataset ?
 				    o->dataset : b, &dev[d], 1, &res[d], NULL,
 				    NULL);
 			pn_mem_step s;
@@ -889,7 +1270,7 @@ static void max_batches(const options *o, const pn_network *net,
 		}
 		result *r = &res[d];
 		r->g = dev[d];
-		for (int p = 0; p < PN_NPHASES; p++)
+		for (int p = 0; p < PN_STEP_NPHASES; p++)
 			r->ph[p] = NAN;
 		r->iter_ms = r->epoch_ms = r->cost = r->iterations = NAN;
 		r->iter_lo = r->iter_hi = r->epoch_lo = r->epoch_hi = NAN;
@@ -897,6 +1278,27 @@ static void max_batches(const options *o, const pn_network *net,
 		pn_mem_step_of(net, 1, &mo, &s, NULL);
 		r->peak = s.peak;
 	}
+}
+
+/* The stepper of the options (--optimizer, --momentum, mixed precision)
+ * and models: each row's rule, and the parts' model path when some row
+ * has parts. */
+static void step_init(stepper *st, const options *o, const pn_modelset *ms,
+		      const pn_network *net)
+{
+	memset(st, 0, sizeof *st);
+	st->opt = o->mem.optimizer;
+	st->momentum = o->mem.momentum;
+	st->amp = o->mem.amp;
+	st->ms = ms;
+	st->level = o->level;
+	st->rule = step_rules(st, net);
+	step_weights(st, net);
+	int parts = 0;
+	for (long i = 0; i < net->n; i++)
+		parts |= st->rule[i] != RULE_WHOLE;
+	if (ms && parts)
+		part_init(&st->pp, ms);
 }
 
 int main(int argc, char **argv)
@@ -917,8 +1319,11 @@ int main(int argc, char **argv)
 	}
 	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
-	unsigned char *bymodel = which_rows(&o, ms, &net);
+	stepper st;
+	step_init(&st, &o, ms, &net);
+	unsigned char *bymodel = which_rows(&o, ms, &net, &st);
 	unsigned char *src = sources(ms, &net, bymodel);
+	step_sources(&st, &net, bymodel, src);
 	modelpath mp = {0};
 	mp.level = o.level;
 	if (ms)
@@ -930,16 +1335,16 @@ int main(int argc, char **argv)
 	factors kf = {NULL, NULL};
 	pn_mem_row *rows[PN_MEM_NBACKENDS] = {NULL};
 	if (o.max_batch) {
-		max_batches(&o, &net, bymodel, &mp, dev, ndev, res);
+		max_batches(&o, &net, bymodel, &mp, &st, dev, ndev, res);
 	} else {
-		epoch_times(&net, bymodel, &mp, o.batch, o.dataset, dev, ndev,
-			    res, &t, &kf);
+		epoch_times(&net, bymodel, &mp, &st, o.batch, o.dataset, dev,
+			    ndev, res, &t, &kf);
 		for (int b = 0; o.per_layer && b < PN_MEM_NBACKENDS; b++)
 			rows[b] = pn_xmalloc((size_t)net.n * sizeof *rows[b]);
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 
-	long nsrc[3] = {0};
+	long nsrc[4] = {0};
 	for (long i = 0; i < net.n; i++)
 		nsrc[src[i]]++;
 	const char *source = nsrc[SRC_MODEL] == net.n ? "model" :
@@ -949,8 +1354,8 @@ int main(int argc, char **argv)
 	pn_sheet *tb = pn_sheet_new(f, o.fmt);
 	rank_results(res, ndev);
 	if (o.per_layer)
-		write_layers(tb, &net, src, o.batch, dev, ndev, t, &kf,
-			     rows);
+		write_layers(tb, &net, src, st.rule, o.batch, dev, ndev, t,
+			     &kf, rows);
 	else
 		write_summary(tb, res, ndev, source, o.max_batch, o.level > 0);
 	if (o.plotfile)
@@ -961,6 +1366,8 @@ int main(int argc, char **argv)
 
 	pn_network_free(&net);
 	model_free(&mp);
+	part_free(&st.pp);
+	free(st.rule);
 	free(bymodel);
 	free(src);
 	free(kf.one);

@@ -24,8 +24,8 @@ setup_file() {
 @test "pn-sum adds every row times its repeat into its phase and the iteration" {
 	run pn-sum --fallback roofline $G -d UNIT "$F/net.tsv"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits')" ]
-	[ "${lines[1]}" = "$(printf '1\tUNIT\troofline\t0.9765625\t1\t3\t0\t4.9765625\t1\t0.0049765625\t3.6\t4.9765625e-06\t1\t2.3115234375\t16\tyes')" ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\topt_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits')" ]
+	[ "${lines[1]}" = "$(printf '1\tUNIT\troofline\t0.9765625\t1\t3\t0\t0\t4.9765625\t1\t0.0049765625\t3.6\t4.9765625e-06\t1\t2.3115234375\t16\tyes')" ]
 	[ "${#lines[@]}" -eq 2 ]
 }
 
@@ -61,7 +61,7 @@ setup_file() {
 @test "pn-sum --devices all ranks every GPU by epoch time and by cost" {
 	run pn-sum --fallback roofline $G --devices all -b 2 -n 5 "$F/net.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | cut -f1,2,10,11,13 | tail -n +2 | tr '\t\n' ' ;')" = "1 NOPRICE 0.01244140625 NA NA;2 UNIT 0.0248828125 3.6 2;3 HALF 0.049765625 0.9 1;" ]
+	[ "$(printf '%s\n' "$output" | cut -f1,2,11,12,14 | tail -n +2 | tr '\t\n' ' ;')" = "1 NOPRICE 0.01244140625 NA NA;2 UNIT 0.0248828125 3.6 2;3 HALF 0.049765625 0.9 1;" ]
 }
 
 @test "pn-sum predicts on the GPUs --device lists, by alias too" {
@@ -259,7 +259,7 @@ in_precision() {
 @test "pn-sum reads the network from standard input" {
 	run bash -c "pn-sum --fallback roofline $G -d UNIT <'$F/net.tsv'"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | cut -f8 | tail -1)" = 4.9765625 ]
+	[ "$(printf '%s\n' "$output" | cut -f9 | tail -1)" = 4.9765625 ]
 }
 
 @test "pn-sum --format md writes a markdown table" {
@@ -368,7 +368,7 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 	logo_model
 	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval $G -d UNIT -b 2 "$F/bmm.tsv"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits\titeration_lo_ms\titeration_hi_ms\tepoch_lo_s\tepoch_hi_s')" ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\topt_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits\titeration_lo_ms\titeration_hi_ms\tepoch_lo_s\tepoch_hi_s')" ]
 	o=$(printf '%s\n' "$output")
 	it=$(col <(echo "$o") iteration_ms 1)
 	near6 "$(col <(echo "$o") iteration_lo_ms 1)" "$(awk -v a="$it" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a / k }')"

@@ -85,8 +85,8 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 @test "pn-sum's summary ends with peak_gb mem_gb fits" {
 	run pn-sum --fallback roofline $G -d BIG -b 4 "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits')" ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f15,16)" = "$(printf '2\tyes')" ]
+	[ "${lines[0]}" = "$(printf 'rank\tdevice\tsource\tfwd_ms\tbwd_ms\tacc_ms\topt_ms\ttrain_ms\titeration_ms\titerations\tepoch_s\tprice_usd_h\tcost_usd\tcost_rank\tpeak_gb\tmem_gb\tfits')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f16,17)" = "$(printf '2\tyes')" ]
 }
 
 @test "pn-sum's peak with Adam is the optimizer step: W + 2W state + G + 2W temporaries" {
@@ -136,14 +136,14 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 @test "pn-sum --per-layer gives every row's weights, gradients, state, saved bytes and workspace" {
 	run pn-sum --fallback roofline $G -d BIG -b 4 --per-layer "$F/mem-dense.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "${lines[0]}" | cut -f10-)" = "$(printf 'device\tsource\ttime_ms\ttotal_ms\tweights_bytes\tgrads_bytes\tstate_bytes\tsaved_bytes\tworkspace_bytes')" ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f14-)" = "$(printf '2002432\t2002432\t4004864\t16384\t8192')" ]
+	[ "$(printf '%s\n' "${lines[0]}" | cut -f10-)" = "$(printf 'device\tsource\trule\ttime_ms\ttotal_ms\tweights_bytes\tgrads_bytes\tstate_bytes\tsaved_bytes\tworkspace_bytes')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-)" = "$(printf '2002432\t2002432\t4004864\t16384\t8192')" ]
 }
 
 @test "pn-sum keeps a dropout mask of one byte an element on a GPU and of the precision's bytes on the CPU" {
 	run pn-sum --fallback roofline $G -d BIG,CPU1 -b 1000 --per-layer "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | awk -F'\t' '$1 == "drop" { print $12, $19 }' | tr '\n' ';')" = "BIG 50176;CPU1 200000;" ]
+	[ "$(printf '%s\n' "$output" | awk -F'\t' '$1 == "drop" { print $12, $20 }' | tr '\n' ';')" = "BIG 50176;CPU1 200000;" ]
 }
 
 @test "pn-sum counts a tensor kept by one row and read by the next once" {
@@ -151,7 +151,7 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	[ "$status" -eq 0 ]
 	# relu keeps its output; dropout keeps its mask only; fc2 keeps its
 	# input; the loss its output and the logits
-	[ "$(printf '%s\n' "$output" | cut -f1,19 | tail -n +2 | tr '\t\n' ' ;')" = "fc1 400384;relu 200192;drop 50176;fc2 200192;loss 80896;" ]
+	[ "$(printf '%s\n' "$output" | cut -f1,20 | tail -n +2 | tr '\t\n' ' ;')" = "fc1 400384;relu 200192;drop 50176;fc2 200192;loss 80896;" ]
 }
 
 @test "pn-sum's peak of a small network at a large batch is in the backward pass, where saved tensors meet the gradients" {
@@ -167,13 +167,13 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	# batch 100000: about 109 MB + 1408237568 bytes > TINY's 1.4 GiB
 	run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | cut -f1,2,13,16 | tail -n +2 | tr '\t\n' ' ;')" = "1 BIG 1 yes;2 TINY 2 no;" ]
+	[ "$(printf '%s\n' "$output" | cut -f1,2,14,17 | tail -n +2 | tr '\t\n' ' ;')" = "1 BIG 1 yes;2 TINY 2 no;" ]
 }
 
 @test "pn-sum ranks the faster GPU first when the job fits both" {
 	run pn-sum --fallback roofline $G -d TINY,BIG -b 1000 "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | cut -f1,2,13,16 | tail -n +2 | tr '\t\n' ' ;')" = "1 TINY 1 yes;2 BIG 2 yes;" ]
+	[ "$(printf '%s\n' "$output" | cut -f1,2,14,17 | tail -n +2 | tr '\t\n' ' ;')" = "1 TINY 1 yes;2 BIG 2 yes;" ]
 }
 
 @test "pn-sum --max-batch finds the hand-computed largest batch" {
@@ -198,7 +198,7 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	# + r(32505850) 16 MiB + 2 r(26004680) 13 MiB = 738270720; at
 	# 650118 400 b rounds up to 125 MiB: 740367872, too much.  1e6
 	# samples in two batches, in 12 on TINY
-	[ "$(printf '%s\n' "$output" | cut -f2,4,10 | tail -n +2 | tr '\t\n' ' ;')" = "TINY 83886 12;BIG 650117 2;" ]
+	[ "$(printf '%s\n' "$output" | cut -f2,4,11 | tail -n +2 | tr '\t\n' ' ;')" = "TINY 83886 12;BIG 650117 2;" ]
 }
 
 @test "pn-sum --max-batch gives batch 0 and no times on a GPU not even one sample fits" {
@@ -206,7 +206,7 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	# (16384^2 + 16384) x 4 x 4 (adam) > 2 GiB - 1343 MiB on both
 	run pn-sum --fallback roofline $G -d BIG --max-batch --optimizer adam "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "$output" | cut -f4,9,16,17 | tail -n 1)" = "$(printf '0\tNA\t2\tno')" ]
+	[ "$(printf '%s\n' "$output" | cut -f4,10,17,18 | tail -n 1)" = "$(printf '0\tNA\t2\tno')" ]
 }
 
 @test "pn-sum --max-batch refuses a traced network" {
@@ -298,7 +298,7 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 @test "pn-sum rounds each tensor on a GPU as PyTorch's caching allocator does, and not on the CPU" {
 	pn-sum --fallback roofline $G -d BIG,CPU1 -b 4 --per-layer "$F/mem-dense.tsv" >"$BATS_TEST_TMPDIR/o"
 	# weights 2000000 + 2000 bytes: 3907 and 4 blocks of 512 on the GPU
-	[ "$(awk -F'\t' 'NR > 1 { printf "%s %s;", $10, $14 }' "$BATS_TEST_TMPDIR/o")" = "BIG 2002432;CPU1 2002000;" ]
+	[ "$(awk -F'\t' 'NR > 1 { printf "%s %s;", $10, $15 }' "$BATS_TEST_TMPDIR/o")" = "BIG 2002432;CPU1 2002000;" ]
 }
 
 @test "pn-sum gives a GPU tensor of 10 MiB or more a segment of whole 2 MiB" {

@@ -1,0 +1,268 @@
+/* step.c - a training step as the ops a framework runs (step.h) */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "err.h"
+#include "step.h"
+
+/* One pass of an optimizer: its name, the elementwise op that runs it and
+ * the weight-sized tensors it reads and writes. */
+typedef struct {
+	const char *what, *op;
+	int tensors;
+} pass;
+
+static const pass sgd[] = {{"sgd.add_", "add", 3}, {0, 0, 0}};
+static const pass sgd_mom[] = {
+	{"sgd.mul_", "mulu", 2}, {"sgd.add_", "add", 3},
+	{"sgd.add_", "add", 3}, {0, 0, 0}
+};
+static const pass adam[] = {
+	{"adam.mul_", "mulu", 2}, {"adam.add_", "add", 3},
+	{"adam.mul_", "mulu", 2}, {"adam.addcmul_", "mul", 3},
+	{"adam.sqrt", "powu", 2}, {"adam.div_", "divu", 2},
+	{"adam.add", "addu", 2}, {"adam.addcdiv_", "div", 4}, {0, 0, 0}
+};
+static const pass rmsprop[] = {
+	{"rmsprop.mul_", "mulu", 2}, {"rmsprop.addcmul_", "mul", 3},
+	{"rmsprop.sqrt", "powu", 2}, {"rmsprop.add_", "addu", 2},
+	{"rmsprop.addcdiv_", "div", 4}, {0, 0, 0}
+};
+static const pass rmsprop_mom[] = {
+	{"rmsprop.mul_", "mulu", 2}, {"rmsprop.addcmul_", "mul", 3},
+	{"rmsprop.sqrt", "powu", 2}, {"rmsprop.add_", "addu", 2},
+	{"rmsprop.mul_", "mulu", 2}, {"rmsprop.addcdiv_", "div", 4},
+	{"rmsprop.add_", "add", 3}, {0, 0, 0}
+};
+static const pass adagrad[] = {
+	{"adagrad.addcmul_", "mul", 3}, {"adagrad.sqrt", "powu", 2},
+	{"adagrad.add", "addu", 2}, {"adagrad.mul", "mulu", 2},
+	{"adagrad.div", "div", 3}, {"adagrad.add_", "add", 3}, {0, 0, 0}
+};
+static const pass adadelta[] = {
+	{"adadelta.mul_", "mulu", 2}, {"adadelta.addcmul_", "mul", 3},
+	{"adadelta.add", "addu", 2}, {"adadelta.sqrt_", "powu", 2},
+	{"adadelta.add", "addu", 2}, {"adadelta.sqrt_", "powu", 2},
+	{"adadelta.div_", "div", 3}, {"adadelta.mul_", "mul", 3},
+	{"adadelta.add_", "add", 3}, {"adadelta.mul_", "mulu", 2},
+	{"adadelta.addcmul_", "mul", 3}, {0, 0, 0}
+};
+
+static const pass *passes(int opt, int momentum)
+{
+	switch (opt) {
+	case PN_OPT_SGD: return momentum ? sgd_mom : sgd;
+	case PN_OPT_ADAM: return adam;
+	case PN_OPT_RMSPROP: return momentum ? rmsprop_mom : rmsprop;
+	case PN_OPT_ADAGRAD: return adagrad;
+	case PN_OPT_ADADELTA: return adadelta;
+	default: return NULL;
+	}
+}
+
+int pn_step_splits(pn_layer_type t)
+{
+	return t != PN_RNN && t != PN_LSTM && t != PN_GRU;
+}
+
+double pn_step_weights(const pn_layer *l)
+{
+	if (!pn_layer_defs[l->type].weights)
+		return 0;
+	pn_work w;
+	pn_layer_work(l, &w);
+	return w.cm_weights / l->bytes;
+}
+
+/* A forward-pass layer of type t at l's precision, nothing else set. */
+static pn_layer blank(const pn_layer *l, pn_layer_type t, const char *op)
+{
+	pn_layer b;
+	memset(&b, 0, sizeof b);
+	b.type = t;
+	snprintf(b.op, sizeof b.op, "%s", op ? op : pn_layer_name(t));
+	b.prec = l->prec;
+	b.bytes = l->bytes;
+	return b;
+}
+
+static pn_step_part *add(pn_step_part *p, const char *what, int phase,
+			 pn_layer l, double traffic)
+{
+	*p = (pn_step_part){what, phase, l, traffic, 1};
+	return p + 1;
+}
+
+static pn_step_part *gemm(pn_step_part *p, const char *what,
+			  const pn_layer *l, double rows, double in,
+			  double out)
+{
+	pn_layer d = blank(l, PN_DENSE, NULL);
+	d.batch = rows;
+	d.in_features = in;
+	d.out_features = out;
+	return add(p, what, PN_PH_BWD, d, 0);
+}
+
+static pn_step_part *bmm(pn_step_part *p, const char *what,
+			 const pn_layer *l, double b, double m, double n,
+			 double k)
+{
+	pn_layer d = blank(l, PN_BMM, NULL);
+	d.batch = b;
+	d.m = m;
+	d.n = n;
+	d.k = k;
+	return add(p, what, PN_PH_BWD, d, 0);
+}
+
+/* An elementwise op over (b, s, d) with traffic bytes (0: its own). */
+static pn_step_part *elem(pn_step_part *p, const char *what, int phase,
+			  const pn_layer *l, const char *op, double b,
+			  double s, double d, double traffic)
+{
+	pn_layer e = blank(l, PN_ELEMENTWISE, op);
+	e.batch = b;
+	e.seq_len = s;
+	e.dim = d;
+	return add(p, what, phase, e, traffic);
+}
+
+/* A reduction of rows x n into n (a bias's or a table's gradient). */
+static pn_step_part *reduce(pn_step_part *p, const char *what,
+			    const pn_layer *l, double rows, double s,
+			    double n)
+{
+	return elem(p, what, PN_PH_BWD, l, "add", rows, s, n,
+		    l->bytes * (rows * s * n + s * n));
+}
+
+static pn_step_part *act_grad(pn_step_part *p, const pn_layer *l,
+			      double n)
+{
+	if (!l->activation)
+		return p;
+	return elem(p, "act-grad", PN_PH_BWD, l,
+		    pn_act_name((int)l->activation), n, 1, 1,
+		    3 * n * l->bytes);
+}
+
+static pn_step_part *dense_bwd(pn_step_part *p, const pn_layer *l)
+{
+	double B = l->batch, I = l->in_features, O = l->out_features;
+	p = act_grad(p, l, B * O);
+	p = gemm(p, "input-grad", l, B, O, I);
+	p = gemm(p, "weight-grad", l, O, B, I);
+	return l->bias ? reduce(p, "bias-grad", l, B, 1, O) : p;
+}
+
+static pn_step_part *conv_bwd(pn_step_part *p, const pn_layer *l)
+{
+	double oh = pn_conv_out(l), P = l->batch * oh * oh;
+	double O = l->out_channels, K = l->in_channels * l->kernel * l->kernel;
+	p = act_grad(p, l, P * O);
+	p = gemm(p, "data-grad", l, P, O, K);
+	p = gemm(p, "weight-grad", l, O, P, K);
+	return l->bias ? reduce(p, "bias-grad", l, P, 1, O) : p;
+}
+
+static pn_step_part *attention_bwd(pn_step_part *p, const pn_layer *l)
+{
+	double B = l->batch, S = l->seq_len, E = l->embed_dim, h = l->heads;
+	double d = E / h, bs = B * S, bh = B * h;
+	p = gemm(p, "out-proj.input-grad", l, bs, E, E);
+	p = gemm(p, "out-proj.weight-grad", l, E, bs, E);
+	p = reduce(p, "out-proj.bias-grad", l, bs, 1, E);
+	p = bmm(p, "context.grad-a", l, bh, S, d, S);
+	p = bmm(p, "context.grad-b", l, bh, S, S, d);
+	pn_layer s = blank(l, PN_SOFTMAX, NULL);
+	s.batch = bh * S;
+	s.seq_len = 1;
+	s.dim = S;
+	p = add(p, "softmax.input-grad", PN_PH_BWD, s, 0);
+	p = bmm(p, "scores.grad-a", l, bh, S, S, d);
+	p = bmm(p, "scores.grad-b", l, bh, d, S, S);
+	p = gemm(p, "in-proj.input-grad", l, bs, 3 * E, E);
+	p = gemm(p, "in-proj.weight-grad", l, 3 * E, bs, E);
+	return reduce(p, "in-proj.bias-grad", l, bs, 1, 3 * E);
+}
+
+static pn_step_part *embedding_bwd(pn_step_part *p, const pn_layer *l)
+{
+	pn_layer z = blank(l, PN_MEM, NULL);
+	z.elements = l->vocab * l->embed_dim;
+	p = add(p, "grad-zero", PN_PH_BWD, z, 0);
+	return elem(p, "scatter-add", PN_PH_BWD, l, "add", l->batch,
+		    l->seq_len, l->embed_dim,
+		    3 * l->batch * l->seq_len * l->embed_dim * l->bytes);
+}
+
+/* The row itself as a forward op. */
+static pn_layer forward(const pn_layer *l)
+{
+	pn_layer f = *l;
+	f.train = 0;
+	f.optimizer = PN_OPT_NONE;
+	return f;
+}
+
+static pn_step_part *backward(pn_step_part *p, const pn_layer *l)
+{
+	pn_layer f = forward(l);
+	switch (l->type) {
+	case PN_DENSE: return dense_bwd(p, l);
+	case PN_BMM:
+		p = bmm(p, "grad-a", l, l->batch, l->m, l->k, l->n);
+		return bmm(p, "grad-b", l, l->batch, l->n, l->m, l->k);
+	case PN_CONV2D: return conv_bwd(p, l);
+	case PN_ATTENTION: return attention_bwd(p, l);
+	case PN_EMBEDDING: return embedding_bwd(p, l);
+	case PN_LAYERNORM: case PN_BATCHNORM:
+		p = add(p, "input-grad", PN_PH_BWD, f, 0);
+		return add(p, "weight-grad", PN_PH_BWD, f, 0);
+	case PN_SOFTMAX: case PN_ELEMENTWISE: case PN_POOL: case PN_MEM:
+		return add(p, "input-grad", PN_PH_BWD, f, 0);
+	case PN_POSENC:
+		return reduce(p, "weight-grad", l, l->batch, l->seq_len,
+			      l->embed_dim);
+	default:
+		PN_BUG("no backward for this layer type");
+	}
+}
+
+int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
+		      double share, pn_step_part *p)
+{
+	const pass *s = passes(opt, momentum);
+	if (!s || n <= 0)
+		return 0;
+	pn_layer w;
+	memset(&w, 0, sizeof w);
+	w.prec = prec;
+	w.bytes = pn_prec_bytes(prec);
+	/* a flat pass: rows of PN_STEP_ROW elements */
+	double rows = ceil(n / PN_STEP_ROW);
+	int k;
+	for (k = 0; s[k].what; k++) {
+		elem(&p[k], s[k].what, PN_STEP_OPT, &w, s[k].op, rows, 1,
+		     PN_STEP_ROW, s[k].tensors * n * w.bytes);
+		p[k].count = share;
+	}
+	return k;
+}
+
+int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
+		  double all, pn_prec wprec, pn_step_part *p)
+{
+	if (!pn_step_splits(l->type))
+		return 0;
+	pn_step_part *q = add(p, "forward", PN_PH_FWD, forward(l), 0);
+	q = backward(q, l);
+	if (weights > 0)
+		q += pn_step_optimizer(opt, momentum, all, wprec,
+				       weights / all, q);
+	if (q - p > PN_STEP_MAX)
+		PN_BUG("more parts than PN_STEP_MAX");
+	return (int)(q - p);
+}

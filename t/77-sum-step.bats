@@ -1,0 +1,113 @@
+#!/usr/bin/env bats
+# pn-sum: a training step as forward + backward + optimizer (step.h,
+# pn-sum(1) TRAINING STEPS).
+load test_helper
+
+F="$FIX/step"
+G="--gpuspecs $FIX/sum/gpus.tsv"
+# GPU UNIT: 1024 GB/s, 1024 GFLOP/s.  An elementwise row without a model
+# takes NeuSight's VEC roofline, traffic / 1e9 / 1024 s.  Adam's step moves
+# 20 weight-sized tensors (8 passes), SGD's 3, SGD's with momentum 8.
+
+setup() { T=$BATS_TEST_TMPDIR; }
+
+setup_file() {
+	# linear models, fitted exactly: a dense row takes in_features ms
+	# (on forward rows; on train steps with Adam; with SGD), a bmm row m ms
+	local d=$BATS_FILE_TMPDIR
+	pn-fit -f lr --no-log-target -F in_features -o "$d/fwd.model" "$F/dense-fwd.tsv"
+	pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$d/adam.model" "$F/dense-adam.tsv"
+	pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$d/sgd.model" "$F/dense-sgd.tsv"
+	pn-fit -f lr --no-log-target -F m -o "$d/m.model" "$F/bmm-fwd.tsv"
+}
+
+@test "pn-sum splits a dense train row into its forward, the transposed GEMMs, the bias gradient and Adam's step" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" --fallback roofline $G -d UNIT -b 4 "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	o=$(printf '%s\n' "$output")
+	# forward dense (4, 1000, 500): 1000 ms by the model
+	near "$(col <(echo "$o") fwd_ms 1)" 1000
+	# input-grad dense (4, 500, 1000): 500; weight-grad dense (500, 4,
+	# 1000): 4; bias-grad add (4, 1, 500), 4 (2000 + 500) bytes: 9.765625e-6
+	near "$(col <(echo "$o") bwd_ms 1)" 504.000009765625
+	# Adam over 500500 weights: 20 x 500500 x 4 bytes
+	[ "$(col <(echo "$o") opt_ms 1)" = 0.03910156249999999 ]
+	[ "$(col <(echo "$o") train_ms 1)" = 0 ]
+	[ "$(col <(echo "$o") source 1)" = mixed ]
+}
+
+@test "pn-sum splits a bmm train row into the two products NeuSight's graphs trace" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/m.model" $G -d UNIT -b 2 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	o=$(printf '%s\n' "$output")
+	# (2, 300, 50, 20): forward m = 300; grad-a (2, 300, 20, 50) 300,
+	# grad-b (2, 50, 300, 20) 50
+	near "$(col <(echo "$o") fwd_ms 1)" 300
+	near "$(col <(echo "$o") bwd_ms 1)" 350
+	[ "$(col <(echo "$o") opt_ms 1)" = 0 ]
+	[ "$(col <(echo "$o") source 1)" = model ]
+}
+
+@test "pn-sum predicts a train row whole by a model fitted on train steps with its optimizer" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/adam.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f11,12 | tail -n +2)" = "$(printf 'model\twhole')" ]
+	near "$(col <(printf '%s\n' "$output") time_ms 1)" 1000
+}
+
+@test "pn-sum decomposes a train row whose model saw train steps of another optimizer" {
+	run pn-sum -m "$BATS_FILE_TMPDIR/sgd.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f11,12 | tail -n +2)" = "$(printf 'mixed\tdecomposed')" ]
+}
+
+@test "pn-sum keeps an lstm train row whole, by the roofline" {
+	run pn-sum --fallback roofline $G -d UNIT --per-layer "$F/mixed.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f1,19,20 | tail -n +2 | tr '\t\n' ' ;')" = "fc roofline decomposed;norm roofline decomposed;act roofline decomposed;rnn roofline whole;" ]
+}
+
+@test "pn-sum --optimizer adds Adam's step over a traced graph's weights" {
+	run pn-sum --fallback roofline $G -d UNIT --optimizer adam "$F/traced.tsv"
+	[ "$status" -eq 0 ]
+	# the acc rows' weights, 2 x 1000000 + 24: 20 x 2000024 x 4 bytes
+	[ "$(col <(printf '%s\n' "$output") opt_ms 1)" = 0.156251875 ]
+}
+
+@test "pn-sum --optimizer sgd moves 3 tensors of a traced graph's weights, 8 with --momentum" {
+	pn-sum --fallback roofline $G -d UNIT --optimizer sgd "$F/traced.tsv" >"$T/plain"
+	pn-sum --fallback roofline $G -d UNIT --optimizer sgd --momentum "$F/traced.tsv" >"$T/mom"
+	[ "$(col "$T/plain" opt_ms 1)" = 0.02343778125 ]
+	[ "$(col "$T/mom" opt_ms 1)" = 0.06250075 ]
+}
+
+@test "pn-sum adds no optimizer step to a traced graph without --optimizer" {
+	run pn-sum --fallback roofline $G -d UNIT --per-layer "$F/traced.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f16 | tail -n +2 | sort -u)" = whole ]
+	run pn-sum --fallback roofline $G -d UNIT "$F/traced.tsv"
+	[ "$(col <(printf '%s\n' "$output") opt_ms 1)" = 0 ]
+}
+
+@test "pn-sum --per-layer gives a traced graph's acc rows the rule acc+opt under --optimizer" {
+	run pn-sum --fallback roofline $G -d UNIT --optimizer adam --per-layer "$F/traced.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | cut -f4,16 | tail -n +2 | tr '\t\n' ' ;')" = "fwd whole;bwd whole;bwd whole;acc acc+opt;acc acc+opt;" ]
+}
+
+@test "pn-sum's phase columns add up to the iteration of a decomposed network" {
+	run pn-sum --fallback roofline $G -d UNIT -b 4 "$F/mixed.tsv"
+	[ "$status" -eq 0 ]
+	o=$(printf '%s\n' "$output")
+	sum=$(awk -F'\t' 'NR == 2 { printf "%.17g", $4 + $5 + $6 + $7 + $8 }' <<<"$o")
+	near "$sum" "$(col <(echo "$o") iteration_ms 1)"
+	[ "$(col <(echo "$o") train_ms 1)" != 0 ]
+	[ "$(col <(echo "$o") opt_ms 1)" != 0 ]
+}
+
+@test "pn-sum without --fallback names the type a decomposed row's parts lack a model for" {
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" $G -d UNIT "$F/dense.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "pn-sum: $BATS_FILE_TMPDIR/fwd.model: no model for layer type 'elementwise' of $F/dense.tsv (--fallback roofline predicts it by the roofline)" ]
+}
