@@ -2,7 +2,8 @@
  * and the helpers that build it from oneDNN primitives and plain-C ops.
  * One file per layer family builds its layers (gemm.c: dense, bmm,
  * attention; conv.c: conv2d; rnn.c: rnn, lstm, gru; vector.c: embedding,
- * layernorm, softmax, elementwise, posenc), as src/cuda does; core.c holds
+ * layernorm, softmax, elementwise, posenc; pool.c: batchnorm, pool), as
+ * src/cuda does; core.c holds
  * the helpers and the backend's table.
  *
  * A layer builder adds ops to the forward (FWD) and backward (BWD) phases
@@ -188,5 +189,7 @@ void dn_layernorm(pn_run *r);
 void dn_softmax(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);
+void dn_batchnorm(pn_run *r);       /* pool.c */
+void dn_pool(pn_run *r);
 
 #endif
