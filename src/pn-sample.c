@@ -398,6 +398,12 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 	}
 	if (pn_layer_check(l, why, n))
 		return why;
+	if (type == PN_BATCHNORM && l->train &&
+	    l->batch * l->image * l->image == 1) {
+		/* PyTorch: "Expected more than 1 value per channel" */
+		snprintf(why, n, "batchnorm trains on one value a channel");
+		return why;
+	}
 	pn_work w;
 	pn_layer_work(l, &w);
 	if (w.flops > max_flops) {
