@@ -24,47 +24,19 @@ void dn_batchnorm(pn_run *r)
 			 (train ? 0u : (unsigned)dnnl_use_global_stats);
 	/* statistics, scale and shift in fp32 whatever the data */
 	dnnl_memory_desc_t md = MD(4, B, C, X, X), mc = MDF(1, C);
-	dnnl_batch_normalization_desc_t fd;
+	dnnl_batch_normalization_desc_t fd, bd;
 	DN(dnnl_batch_normalization_forward_desc_init(&fd, train ?
 		dnnl_forward_training : dnnl_forward_inference, &md, PN_LN_EPS,
 		flags), "batch normalization");
 	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL,
-					     "batch normalization");
-	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t g = dn_tensor(r, &mc, RAND, 1), b = dn_tensor(r, &mc, RAND, 1);
-	dnnl_memory_t mean = dn_tensor(r, &mc, ZERO, 1);
-	dnnl_memory_t var = dn_tensor(r, &mc, ZERO, 1);
-	if (r->st)
-		return;
-	if (!train) {        /* PyTorch's running statistics at the start */
-		float *v = dn_ptr(var);
-		for (dnnl_dim_t c = 0; c < C; c++)
-			v[c] = 1;
+					     "batch normalization"), bpd = NULL;
+	if (train) {
+		DN(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward,
+			&md, &md, PN_LN_EPS, flags),
+		   "batch normalization backward");
+		bpd = dn_pdesc(r, &bd, 0, 1, fpd, "batch normalization backward");
 	}
-	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, DNNL_ARG_MEAN, mean,
-		DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g, DNNL_ARG_SHIFT, b, -1);
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!train) {
-		dn_addparam(r, g, NULL, &mc);
-		dn_addparam(r, b, NULL, &mc);
-		return;
-	}
-	dnnl_batch_normalization_desc_t bd;
-	DN(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, &md,
-		&md, PN_LN_EPS, flags), "batch normalization backward");
-	dnnl_primitive_desc_t bpd = dn_pdesc(r, &bd, 0, 1, fpd,
-					     "batch normalization backward");
-	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t dg = dn_tensor(r, &mc, ZERO, 1), db = dn_tensor(r, &mc, ZERO, 1);
-	dn_prim(r, BWD, bpd, DNNL_ARG_SRC, x, DNNL_ARG_DIFF_DST, dy,
-		DNNL_ARG_MEAN, mean, DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g,
-		DNNL_ARG_SHIFT, b, DNNL_ARG_DIFF_SRC, dx, DNNL_ARG_DIFF_SCALE, dg,
-		DNNL_ARG_DIFF_SHIFT, db, -1);
-	dn_addparam(r, g, dg, &mc);
-	dn_addparam(r, b, db, &mc);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	dn_norm(r, fpd, bpd, &md, &mc, &mc, !train);
 }
 
 void dn_pool(pn_run *r)
