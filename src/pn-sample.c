@@ -19,7 +19,8 @@ static const char usage[] =
 "Table 3 (see --ranges); an impossible configuration is never written.\n"
 "\n"
 "  -l, --layer TYPE         dense, bmm, conv2d, attention, embedding, rnn,\n"
-"                           lstm, gru, layernorm, softmax, elementwise, posenc\n"
+"                           lstm, gru, layernorm, softmax, elementwise, posenc,\n"
+"                           batchnorm, pool\n"
 "  -n, --count N            write N configurations (with --grid: N for each\n"
 "                           grid point, default 1)\n"
 "  -s, --seed S             random seed (default 1)\n"
@@ -50,7 +51,8 @@ enum kind {
 };
 
 #define ALL "dense bmm conv2d attention embedding rnn lstm gru layernorm " \
-	    "softmax elementwise posenc"
+	    "softmax elementwise posenc batchnorm pool"
+#define CNN "conv2d batchnorm pool"
 #define RNNS "rnn lstm gru"
 #define VEC "layernorm softmax elementwise posenc"
 
@@ -61,7 +63,11 @@ enum kind {
  * vocabulary 10k-500k, dim 64-1024, sequence 64-512; RNN sequence 1-512,
  * hidden 128-1024; layernorm dim 64-1024) and its data-collection code
  * where the table gives none (RNN layers 1-4; conv channels below 10000 /
- * image; sequences 1-512 and dims 32-1024 for positional encoding). */
+ * image; sequences 1-512 and dims 32-1024 for positional encoding).
+ * batchnorm and pool take conv2d's batch, image and channels; pool's
+ * kernel 2-3, stride 1 to the kernel and padding 0-1 (at most half the
+ * kernel, as PyTorch requires) are those of the CNNs of
+ * bench/real-steps. */
 static const struct column {
 	const char *types;
 	const char *name;
@@ -76,11 +82,13 @@ static const struct column {
 	{"bmm", "m", K_SIZE, 1, 1024, 0},
 	{"bmm", "n", K_SIZE, 1, 1024, 0},
 	{"bmm", "k", K_SIZE, 1, 1024, 0},
-	{"conv2d", "image", K_SIZE, 1, 512, 0},
+	{CNN, "image", K_SIZE, 1, 512, 0},
 	{"conv2d", "kernel", K_INT, 1, 7, 0},
+	{"pool", "kernel", K_INT, 2, 3, 0},
 	{"conv2d", "stride", K_INT, 1, 2, 0},
-	{"conv2d", "padding", K_INT, 0, 1, 0},
-	{"conv2d", "in_channels", K_SIZE, 1, 512, 0},  /* and <= 10000/image */
+	{"pool", "stride", K_INT, 1, 3, 0},            /* and <= kernel */
+	{"conv2d pool", "padding", K_INT, 0, 1, 0},
+	{CNN, "in_channels", K_SIZE, 1, 512, 0},       /* and <= 10000/image */
 	{"conv2d", "out_channels", K_SIZE, 1, 512, 0}, /* and <= 10000/image */
 	{"attention", "seq_len", K_SIZE, 64, 512, 0},
 	{"attention", "heads", K_INT, 1, 16, 0},
@@ -93,7 +101,7 @@ static const struct column {
 	{RNNS, "hidden", K_SIZE, 128, 1024, 0},
 	{RNNS, "layers", K_INT, 1, 4, 0},
 	{RNNS, "bidirectional", K_INT, 0, 1, 0},
-	{"elementwise", "op", K_ENUM, 0, 0, 0},
+	{"elementwise pool", "op", K_ENUM, 0, 0, 0},
 	{"layernorm softmax elementwise", "seq_len", K_SIZE, 1, 512, 0},
 	{"layernorm softmax elementwise", "dim", K_SIZE, 64, 1024, 0},
 	{"posenc", "seq_len", K_SIZE, 1, 512, 0},
@@ -149,7 +157,7 @@ static col *find(const char *name)
 static const char *const *enum_names(const col *c)
 {
 	const char *n = c->t->name;
-	return strcmp(n, "op") == 0 ? pn_elem_ops() :
+	return strcmp(n, "op") == 0 ? pn_layer_defs[type].ops :
 	       strcmp(n, "precision") == 0 ? pn_prec_names :
 	       strcmp(n, "optimizer") == 0 ? pn_opt_names : pn_act_names;
 }
@@ -345,6 +353,8 @@ static void draw(pn_rng *r)
 			double cap = floor(CONV_WORK / find("image")->v);
 			hi = fmax(lo, fmin(hi, cap));
 		}
+		if (strcmp(name, "stride") == 0 && type == PN_POOL)
+			hi = fmax(lo, fmin(hi, find("kernel")->v));
 		c->v = draw_num(r, c, lo, hi);
 		if (strcmp(name, "embed_dim") == 0 && type == PN_ATTENTION) {
 			double h = find("heads")->v;
@@ -388,6 +398,12 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 	}
 	if (pn_layer_check(l, why, n))
 		return why;
+	if (type == PN_BATCHNORM && l->train &&
+	    l->batch * l->image * l->image == 1) {
+		/* PyTorch: "Expected more than 1 value per channel" */
+		snprintf(why, n, "batchnorm trains on one value a channel");
+		return why;
+	}
 	pn_work w;
 	pn_layer_work(l, &w);
 	if (w.flops > max_flops) {

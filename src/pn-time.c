@@ -638,7 +638,7 @@ static int time_row(const pn_backend *b, const pn_backend *ref,
 	int st;
 	if (pn_config_read(in, cols, &cfg, msg, n) != 0)
 		return PN_INVALID;
-	if (cfg.l.type > PN_POSENC) {
+	if (cfg.l.type == PN_MEM) {
 		snprintf(msg, n, "pn-time does not time layer type '%s'",
 			 pn_layer_name(cfg.l.type));
 		return PN_INVALID;

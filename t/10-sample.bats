@@ -2,7 +2,7 @@
 # pn-sample: configurations of every layer type, ranges, grids, seeds.
 load test_helper
 
-TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc"
+TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool"
 
 @test "pn-sample writes the columns of the layer contract for every layer type" {
 	for t in $TYPES; do
@@ -21,6 +21,8 @@ layer batch seq_len dim precision pass optimizer learning_rate
 layer batch seq_len dim precision pass optimizer learning_rate
 layer op batch seq_len dim dropout precision pass optimizer learning_rate
 layer batch seq_len embed_dim precision pass optimizer learning_rate
+layer batch in_channels image precision pass optimizer learning_rate
+layer op batch in_channels image kernel stride padding precision pass optimizer learning_rate
 EOF
 }
 
@@ -156,7 +158,7 @@ EOF
 @test "pn-sample rejects an unknown layer type" {
 	run bash -c "pn-sample --layer conv3d -n 1 2>&1 >/dev/null"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-sample: --layer: unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc)" ]
+	[ "${lines[0]}" = "pn-sample: --layer: unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc, batchnorm, pool)" ]
 	[ "${lines[1]}" = "Try 'pn-sample --help' for more information." ]
 }
 
@@ -251,4 +253,31 @@ EOF
 	run pn-sample --layer dense -n 1 --max-bytes x
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-sample: --max-bytes: 'x' is not a number" ]
+}
+
+@test "pn-sample draws a pool's stride from 1 to its kernel and its padding at most half the kernel" {
+	pn-sample --layer pool -n 300 --seed 2 >"$BATS_TEST_TMPDIR/p"
+	awk -F'\t' 'NR > 1 && !($7 >= 1 && $7 <= $6 && 2 * $8 <= $6 && $6 >= 2 && $6 <= 3) {exit 1}' "$BATS_TEST_TMPDIR/p"
+	[ "$(cut -f2 "$BATS_TEST_TMPDIR/p" | tail -n +2 | sort -u | paste -sd,)" = avg,max ]
+	[ "$(cut -f7 "$BATS_TEST_TMPDIR/p" | tail -n +2 | sort -u | paste -sd,)" = 1,2,3 ]
+}
+
+@test "pn-sample --ranges shows pool's kernel, stride, padding and ops" {
+	run pn-sample --layer pool --ranges
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "${lines[@]}" | sed -n 2,7p) - <<'EOF2'
+batch	size	1	64	NA
+image	size	1	512	NA
+kernel	int	2	3	NA
+stride	int	1	3	NA
+padding	int	0	1	NA
+in_channels	size	1	512	NA
+EOF2
+	[ "${lines[7]}" = "$(printf 'op\tenum\tNA\tNA\tmax,avg')" ]
+}
+
+@test "pn-sample never writes a batchnorm that trains on one value a channel" {
+	run bash -c "pn-sample --layer batchnorm -n 1 -r batch=1:1 -r image=1:1 --train-ratio 1 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-sample: no possible batchnorm configuration in 10000 draws (last: batchnorm trains on one value a channel)" ]
 }

@@ -5,7 +5,9 @@
 # run was killed.
 load test_helper
 
-TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc"
+TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool"
+# the types the cuda backend times (not batchnorm, pool)
+CUDA_TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc"
 
 # small sizes of every layer type, so that a row takes milliseconds
 small() {
@@ -18,6 +20,8 @@ small() {
 	rnn|lstm|gru) echo "-r batch=1:2 -r seq_len=1:6 -r input_size=1:8 -r hidden=1:8 -r layers=1:2" ;;
 	layernorm|softmax|elementwise) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
 	posenc) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=1:32" ;;
+	batchnorm) echo "-r batch=1:4 -r image=1:12 -r in_channels=1:8" ;;
+	pool) echo "-r batch=1:2 -r image=1:12 -r in_channels=1:4" ;;
 	esac
 }
 
@@ -172,7 +176,7 @@ has_cuda_device() {
 	if ! has_cuda_device; then
 		skip "no CUDA device"
 	fi
-	for t in $TYPES; do
+	for t in $CUDA_TYPES; do
 		for p in fp32 fp16; do
 			pn-sample --layer "$t" -n 3 -p "$p" --train-ratio 0.75 $(small "$t") >"$BATS_TEST_TMPDIR/$t"
 			run bash -c "pn-time -q -r 1 --backend cuda --check '$BATS_TEST_TMPDIR/$t' 2>&1 >/dev/null"
@@ -271,7 +275,7 @@ oom_in_the_middle() {
 }
 
 @test "pn-time gives an oversized row of every layer type status oom" {
-	for t in dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc; do
+	for t in $TYPES; do
 		oversized "$t" -m 1G -o "$BATS_TEST_TMPDIR/o" || { echo "$t"; return 1; }
 		oom_in_the_middle "$BATS_TEST_TMPDIR/o" || { echo "$t"; return 1; }
 	done

@@ -6,7 +6,7 @@
 # bf16 skip by name on a CPU without it.
 load test_helper
 
-BF16_TYPES="dense bmm conv2d attention layernorm softmax elementwise posenc"
+BF16_TYPES="dense bmm conv2d attention layernorm softmax elementwise posenc batchnorm pool"
 
 small() {
 	case $1 in
@@ -16,6 +16,8 @@ small() {
 	attention) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=4:32 -r heads=1:4" ;;
 	layernorm|softmax|elementwise) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
 	posenc) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=1:32" ;;
+	batchnorm) echo "-r batch=1:4 -r image=1:12 -r in_channels=1:8" ;;
+	pool) echo "-r batch=1:2 -r image=1:12 -r in_channels=1:4" ;;
 	esac
 }
 

@@ -537,6 +537,8 @@ static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		case PN_SOFTMAX: dn_softmax(r); break;
 		case PN_ELEMENTWISE: dn_elementwise(r); break;
 		case PN_POSENC: dn_posenc(r); break;
+		case PN_BATCHNORM: dn_batchnorm(r); break;
+		case PN_POOL: dn_pool(r); break;
 		default: dn_fail(r, PN_INVALID, "layer type not timed"); break;
 		}
 	*mem = r->bytes;

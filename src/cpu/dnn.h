@@ -2,7 +2,8 @@
  * and the helpers that build it from oneDNN primitives and plain-C ops.
  * One file per layer family builds its layers (gemm.c: dense, bmm,
  * attention; conv.c: conv2d; rnn.c: rnn, lstm, gru; vector.c: embedding,
- * layernorm, softmax, elementwise, posenc), as src/cuda does; core.c holds
+ * layernorm, softmax, elementwise, posenc; pool.c: batchnorm, pool), as
+ * src/cuda does; core.c holds
  * the helpers and the backend's table.
  *
  * A layer builder adds ops to the forward (FWD) and backward (BWD) phases
@@ -185,8 +186,17 @@ void dn_rnn(pn_run *r);             /* rnn.c: rnn, lstm, gru */
 void dn_rnn_xfer(pn_run *r, float *w, int in, int grad);
 void dn_embedding(pn_run *r);       /* vector.c */
 void dn_layernorm(pn_run *r);
+/* A normalization with scale and shift (layer or batch normalization)
+ * from its forward pd and, in training, its backward pd: data md,
+ * statistics ms, scale and shift mc (fp32); global: the forward reads
+ * statistics (mean 0, variance 1) instead of computing them. */
+void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
+	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
+	     const dnnl_memory_desc_t *mc, int global);
 void dn_softmax(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);
+void dn_batchnorm(pn_run *r);       /* pool.c */
+void dn_pool(pn_run *r);
 
 #endif

@@ -614,6 +614,91 @@ static void posenc(const pn_layer *l, pn_io *io)
 	free(pe);
 }
 
+/* batch norm of each channel over batch and pixels (backend.h) */
+static void batchnorm(const pn_layer *l, pn_io *io)
+{
+	size_t B = (size_t)l->batch, C = (size_t)l->in_channels,
+	       P = (size_t)(l->image * l->image), n = B * P;
+	const float *g = io->w, *b = io->w + C;
+	float *dg = io->dw, *db = io->dw + C;
+#define AT(a, i, c, j) a[((i) * C + (c)) * P + (j)]
+	for (size_t c = 0; c < C; c++) {
+		double m = 0, v = 0;
+		for (size_t i = 0; i < B; i++)
+			for (size_t j = 0; j < P; j++)
+				m += AT(io->x, i, c, j);
+		m /= (double)n;
+		for (size_t i = 0; i < B; i++)
+			for (size_t j = 0; j < P; j++)
+				v += (AT(io->x, i, c, j) - m) * (AT(io->x, i, c, j) - m);
+		if (!l->train) {              /* the running statistics */
+			m = 0;
+			v = (double)n;
+		}
+		double rs = 1 / sqrt(v / (double)n + PN_LN_EPS);
+		for (size_t i = 0; i < B; i++)
+			for (size_t j = 0; j < P; j++)
+				AT(io->y, i, c, j) = (float)((AT(io->x, i, c, j) - m) *
+							     rs * g[c] + b[c]);
+		if (!l->train)
+			continue;
+		double s1 = 0, s2 = 0;       /* sums of dy and dy xhat */
+		for (size_t i = 0; i < B; i++)
+			for (size_t j = 0; j < P; j++) {
+				s1 += AT(io->dy, i, c, j);
+				s2 += AT(io->dy, i, c, j) * (AT(io->x, i, c, j) - m) * rs;
+			}
+		dg[c] = (float)s2;
+		db[c] = (float)s1;
+		for (size_t i = 0; i < B; i++)
+			for (size_t j = 0; j < P; j++) {
+				double xh = (AT(io->x, i, c, j) - m) * rs;
+				AT(io->dx, i, c, j) = (float)(g[c] * rs *
+					(AT(io->dy, i, c, j) - s1 / (double)n -
+					 xh * s2 / (double)n));
+			}
+	}
+#undef AT
+}
+
+/* max or avg pooling of each channel (backend.h) */
+static void pool(const pn_layer *l, pn_io *io)
+{
+	long BC = (long)(l->batch * l->in_channels), X = (long)l->image,
+	     k = (long)l->kernel, s = (long)l->stride, p = (long)l->padding;
+	long Y = (X + 2 * p - k) / s + 1;
+	int max = strcmp(l->op, "max") == 0;
+	for (long c = 0; c < BC; c++) {
+		const float *x = io->x + c * X * X, *dy = io->dy + c * Y * Y;
+		float *dx = io->dx + c * X * X;
+		for (long i = 0; i < Y; i++)
+			for (long j = 0; j < Y; j++) {
+				double sum = 0, best = -INFINITY;
+				long at = -1;
+				for (long u = i * s - p; u < i * s - p + k; u++)
+					for (long v = j * s - p; v < j * s - p + k; v++) {
+						if (u < 0 || u >= X || v < 0 || v >= X)
+							continue;
+						sum += x[u * X + v];
+						if (x[u * X + v] > best)
+							best = x[u * X + v], at = u * X + v;
+					}
+				io->y[c * Y * Y + i * Y + j] = (float)(max ? best :
+								       sum / (double)(k * k));
+				if (!l->train)
+					continue;
+				if (max) {
+					dx[at] += dy[i * Y + j];
+					continue;
+				}
+				for (long u = i * s - p; u < i * s - p + k; u++)
+					for (long v = j * s - p; v < j * s - p + k; v++)
+						if (u >= 0 && u < X && v >= 0 && v < X)
+							dx[u * X + v] += dy[i * Y + j] / (float)(k * k);
+			}
+	}
+}
+
 static int ref_open(const pn_bk_opts *o, char *device, size_t nd,
 		    char *versions, size_t nv, char *msg, size_t n)
 {
@@ -685,6 +770,8 @@ static int ref_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 		break;
 	case PN_ELEMENTWISE: elementwise(l, p, io); break;
 	case PN_POSENC: posenc(l, io); break;
+	case PN_BATCHNORM: batchnorm(l, io); break;
+	case PN_POOL: pool(l, io); break;
 	default: PN_BUG("layer type");
 	}
 	return PN_OK;

@@ -84,6 +84,43 @@ void dn_embedding(pn_run *r)
 	dn_canon(r, CDY, dy, NULL);
 }
 
+void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
+	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
+	     const dnnl_memory_desc_t *mc, int global)
+{
+	int train = r->cfg.l.train;
+	dnnl_memory_t x = dn_tensor(r, md, RAND, 1), y = dn_tensor(r, md, ZERO, 1);
+	dnnl_memory_t g = dn_tensor(r, mc, RAND, 1), b = dn_tensor(r, mc, RAND, 1);
+	dnnl_memory_t mean = train || global ? dn_tensor(r, ms, ZERO, 1) : NULL;
+	dnnl_memory_t var = train || global ? dn_tensor(r, ms, ZERO, 1) : NULL;
+	if (r->st)
+		return;
+	if (global) {        /* PyTorch's running statistics at the start */
+		float *v = dn_ptr(var);
+		for (size_t i = 0; i < dn_nelems(var); i++)
+			v[i] = 1;
+	}
+	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, DNNL_ARG_MEAN, mean,
+	     DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g, DNNL_ARG_SHIFT, b, -1);
+	dn_canon(r, CX, x, NULL);
+	dn_canon(r, CY, y, NULL);
+	if (!train) {
+		dn_addparam(r, g, NULL, mc);
+		dn_addparam(r, b, NULL, mc);
+		return;
+	}
+	dnnl_memory_t dy = dn_tensor(r, md, RAND, 1), dx = dn_tensor(r, md, ZERO, 1);
+	dnnl_memory_t dg = dn_tensor(r, mc, ZERO, 1), db = dn_tensor(r, mc, ZERO, 1);
+	dn_prim(r, BWD, bpd, DNNL_ARG_SRC, x, DNNL_ARG_DIFF_DST, dy,
+	     DNNL_ARG_MEAN, mean, DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g,
+	     DNNL_ARG_SHIFT, b, DNNL_ARG_DIFF_SRC, dx, DNNL_ARG_DIFF_SCALE, dg,
+	     DNNL_ARG_DIFF_SHIFT, db, -1);
+	dn_addparam(r, g, dg, mc);
+	dn_addparam(r, b, db, mc);
+	dn_canon(r, CDY, dy, NULL);
+	dn_canon(r, CDX, dx, NULL);
+}
+
 void dn_layernorm(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
@@ -92,40 +129,19 @@ void dn_layernorm(pn_run *r)
 	unsigned flags = dnnl_use_scale | dnnl_use_shift;
 	/* statistics, scale and shift in fp32 whatever the data */
 	dnnl_memory_desc_t md = MD(2, N, D), ms = MDF(1, N), mg = MDF(1, D);
-	dnnl_layer_normalization_desc_t fd;
+	dnnl_layer_normalization_desc_t fd, bd;
 	DN(dnnl_layer_normalization_forward_desc_init(&fd, train ?
 		dnnl_forward_training : dnnl_forward_inference, &md, NULL,
 		PN_LN_EPS, flags), "layer normalization");
 	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL,
-					  "layer normalization");
-	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t g = dn_tensor(r, &mg, RAND, 1), b = dn_tensor(r, &mg, RAND, 1);
-	dnnl_memory_t mean = train ? dn_tensor(r, &ms, ZERO, 1) : NULL;
-	dnnl_memory_t var = train ? dn_tensor(r, &ms, ZERO, 1) : NULL;
-	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, DNNL_ARG_MEAN, mean,
-	     DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g, DNNL_ARG_SHIFT, b, -1);
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!train) {
-		dn_addparam(r, g, NULL, &mg);
-		dn_addparam(r, b, NULL, &mg);
-		return;
+					  "layer normalization"), bpd = NULL;
+	if (train) {
+		DN(dnnl_layer_normalization_backward_desc_init(&bd, dnnl_backward,
+			&md, &md, NULL, PN_LN_EPS, flags),
+		   "layer normalization backward");
+		bpd = dn_pdesc(r, &bd, 0, 1, fpd, "layer normalization backward");
 	}
-	dnnl_layer_normalization_desc_t bd;
-	DN(dnnl_layer_normalization_backward_desc_init(&bd, dnnl_backward, &md,
-		&md, NULL, PN_LN_EPS, flags), "layer normalization backward");
-	dnnl_primitive_desc_t bpd = dn_pdesc(r, &bd, 0, 1, fpd,
-					  "layer normalization backward");
-	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t dg = dn_tensor(r, &mg, ZERO, 1), db = dn_tensor(r, &mg, ZERO, 1);
-	dn_prim(r, BWD, bpd, DNNL_ARG_SRC, x, DNNL_ARG_DIFF_DST, dy,
-	     DNNL_ARG_MEAN, mean, DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g,
-	     DNNL_ARG_SHIFT, b, DNNL_ARG_DIFF_SRC, dx, DNNL_ARG_DIFF_SCALE, dg,
-	     DNNL_ARG_DIFF_SHIFT, db, -1);
-	dn_addparam(r, g, dg, &mg);
-	dn_addparam(r, b, db, &mg);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	dn_norm(r, fpd, bpd, &md, &ms, &mg, 0);
 }
 
 void dn_softmax(pn_run *r)

@@ -93,6 +93,16 @@ static void io_sizes(const pn_layer *l, double *nx, double *nx2,
 	case PN_POSENC:
 		*nx = *ny = B * S * l->embed_dim;
 		break;
+	case PN_BATCHNORM:
+		*nx = *ny = B * l->in_channels * l->image * l->image;
+		*nw = 2 * l->in_channels;
+		break;
+	case PN_POOL: {
+		double Y = pn_conv_out(l);
+		*nx = B * l->in_channels * l->image * l->image;
+		*ny = B * l->in_channels * Y * Y;
+		break;
+	}
 	default:
 		PN_BUG("pn_io_init: layer type");
 	}
@@ -134,8 +144,9 @@ void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
 	pn_rng_fill(&r, io->x2, io->nx2, 0.5f, 1.5f);
 	float a = (float)(1 / sqrt(fan));
 	pn_rng_fill(&r, io->w, io->nw, -a, a);
-	if (l->type == PN_LAYERNORM) {
-		size_t D = (size_t)l->dim;
+	if (l->type == PN_LAYERNORM || l->type == PN_BATCHNORM) {
+		/* a scale about 1 and a shift about 0, as trained */
+		size_t D = io->nw / 2;
 		pn_rng_fill(&r, io->w, D, 0.5f, 1.5f);
 		pn_rng_fill(&r, io->w + D, D, -0.5f, 0.5f);
 	}

@@ -81,6 +81,14 @@ typedef struct {
  *   elementwise  x[N], x2[N] (two-tensor ops), N = B*S*D; the scalar of
  *                the ...u ops is PN_ELEM_SCALAR
  *   posenc       x[B][S][E]; y = x + pn_posenc_table
+ *   batchnorm    x[B][C][X][X]; w = gamma[C], beta[C]; eps 1e-5; a train
+ *                row normalizes with the batch's statistics (biased
+ *                variance), a fwd row with running statistics mean 0,
+ *                variance 1 (PyTorch's at the start)
+ *   pool         x[B][C][X][X]; y[B][C][Y][Y] (Y: pn_conv_out); max: the
+ *                padding never wins, the gradient goes to the maximum;
+ *                avg: PyTorch's count_include_pad, every window divides
+ *                by kernel x kernel
  *
  * Dropout: the same keep mask on every backend (pn_keep), except inside
  * cuDNN's RNN, which draws its own; --check runs recurrent layers without
