@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "domain.h"
 #include "err.h"
 #include "opt.h"
 #include "featurize.h"
@@ -57,6 +58,8 @@ static const char usage[] =
 "                          rules, fp32 master weights, the casts as rows;\n"
 "                          default: each row's own precision)\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
+"      --strict            refuse (exit 1) a row that a model would predict\n"
+"                          outside what it was fitted on (its domain)\n"
 "  -o, --output FILE       write to FILE instead of standard output\n"
 "  -h, --help              display this help and exit\n"
 "      --version           output version information and exit\n"
@@ -67,8 +70,8 @@ static const char usage[] =
 "rising epoch time (batch: with --max-batch); with --interval also\n"
 "iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
 "the network's, then device source time_ms total_ms [time_lo_ms time_hi_ms]\n"
-"weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes.  The\n"
-"network format and the memory model: see pn-sum(1).\n";
+"weights_bytes grads_bytes state_bytes saved_bytes workspace_bytes domain.\n"
+"The network format, the memory model and the domain: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -77,6 +80,17 @@ static const char usage[] =
  * (defaults filled in, as pn-import writes them: layer.h's pn_layer_attrs),
  * the device, the features. */
 enum { NATTR = 6, X_DEVICE = NATTR, X_FEAT, X_N = X_FEAT + PN_F_N };
+
+/* The domain verdicts (domain.h) of the predictions at the batch: for row
+ * i on GPU d, at[(d * n + i) * PN_DOMAIN_WHY] ("" inside; roofline rows
+ * ""), where at is NULL while the last batch is predicted.  --strict dies
+ * at the first verdict that is not "". */
+typedef struct {
+	const pn_network *net;
+	const pn_gpu *const *dev;       /* the GPUs being predicted */
+	char *all, *at;
+	int strict;
+} domains;
 
 typedef struct {
 	pn_predictor *p;
@@ -89,6 +103,7 @@ typedef struct {
 	double *out;
 	const pn_model **which; /* the model of each queued prediction */
 	double level;           /* --interval: its probability, else 0 */
+	domains dom;
 } modelpath;
 
 /* The interval factors of each predicted time (interval.h): of the row
@@ -130,6 +145,21 @@ static void model_free(modelpath *mp)
 	free(mp->which);
 }
 
+/* Keep the verdict of prediction at (d * n + i), or with --strict die on
+ * one outside the domain. */
+static void domain_keep(domains *dm, long at, const char *why)
+{
+	long n = dm->net->n, i = at % n;
+	if (*why && dm->strict)
+		pn_die_at(PN_EXIT_DATA, dm->net->path, dm->net->r[i].line,
+			  "the %s row on %s lies outside its model's domain: "
+			  "%s (--strict)", pn_layer_name(dm->net->r[i].l.type),
+			  dm->dev[at / n]->name, why);
+	if (dm->at)
+		snprintf(dm->at + (size_t)at * PN_DOMAIN_WHY, PN_DOMAIN_WHY,
+			 "%s", why);
+}
+
 static void model_flush(modelpath *mp, double *t, const factors *k)
 {
 	size_t n = pn_predictor_pending(mp->p);
@@ -137,6 +167,8 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		return;
 	pn_predictor_flush_models(mp->p, mp->out, mp->which);
 	for (size_t j = 0; j < n; j++) {
+		domain_keep(&mp->dom, mp->pending[j],
+			    pn_predictor_domain(mp->p, j));
 		t[mp->pending[j]] = mp->out[j];
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
@@ -191,6 +223,7 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 		    modelpath *mp, double batch, const pn_gpu *const *dev,
 		    int ndev, double *t, const factors *k)
 {
+	mp->dom.dev = dev;
 	for (int d = 0; d < ndev; d++) {
 		for (long i = 0; i < net->n; i++) {
 			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
@@ -237,6 +270,7 @@ typedef struct {
 	double batch;           /* --max-batch: the GPU's (0: none fits) */
 	double iterations;
 	double peak;            /* bytes at the batch (memory.h) */
+	const char *source;     /* of its rows' times (device_sources) */
 	int fits;
 	int rank, cost_rank;
 } result;
@@ -368,11 +402,11 @@ static void plot(const char *path, const char *net, const result *res,
 /* ---- main -------------------------------------------------------------- */
 
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
-       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION };
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_STRICT };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
-	int fallback, all, per_layer, fmt, max_batch;
+	int fallback, all, per_layer, fmt, max_batch, strict;
 	int pmode;              /* --precision: PN_PM_*, or -1 */
 	double level, batch, dataset;
 	pn_mem_opts mem;
@@ -393,6 +427,7 @@ static const struct option long_opts[] = {
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"momentum", no_argument, 0, OPT_MOMENTUM},
 	{"precision", required_argument, 0, OPT_PRECISION},
+	{"strict", no_argument, 0, OPT_STRICT},
 	{"gpuspecs", required_argument, 0, 'g'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
@@ -472,6 +507,7 @@ static void parse_options(int argc, char **argv, options *o)
 							    sizeof list));
 			break;
 		case OPT_MOMENTUM: o->mem.momentum = 1; break;
+		case OPT_STRICT: o->strict = 1; break;
 		case OPT_PRECISION:
 			o->pmode = pn_opt_choice("--precision", optarg,
 						 pn_pmode_names);
@@ -620,6 +656,56 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 	return src;
 }
 
+/* The domain verdict of prediction j (domains), "" when none was kept. */
+static const char *row_domain(const char *dom, size_t j)
+{
+	return dom ? dom + j * PN_DOMAIN_WHY : "";
+}
+
+/* The source of a row of source src whose verdict is why: a model row
+ * outside its model's domain is extrapolated. */
+static int row_source(int src, const char *why)
+{
+	return src == SRC_MODEL && *why ? SRC_EXTRAPOLATED : src;
+}
+
+/* Each GPU's source (res[d].source): the rows' sources at its batch, one
+ * name when they agree, else mixed.  Say once on stderr how many rows are
+ * extrapolated on some GPU, and the first. */
+static void device_sources(const pn_network *net, const unsigned char *src,
+			   const char *dom, result *res, int ndev)
+{
+	long ext = 0, first = -1;
+	const char *why = NULL;
+	for (int d = 0; d < ndev; d++) {
+		long nsrc[3] = {0};
+		for (long i = 0; i < net->n; i++)
+			nsrc[row_source(src[i], row_domain(dom, (size_t)d *
+				(size_t)net->n + (size_t)i))]++;
+		res[d].source = nsrc[SRC_MODEL] == net->n ? "model" :
+			nsrc[SRC_EXTRAPOLATED] == net->n ? "extrapolated" :
+			nsrc[SRC_ROOFLINE] == net->n ? "roofline" : "mixed";
+	}
+	for (long i = 0; dom && i < net->n; i++) {
+		const char *w = "";
+		for (int d = 0; d < ndev && !*w; d++)
+			w = row_domain(dom, (size_t)d * (size_t)net->n +
+				       (size_t)i);
+		ext += *w != 0;
+		if (*w && first < 0) {
+			first = i;
+			why = w;
+		}
+	}
+	if (ext)
+		pn_warn("%s: %ld of %ld rows predicted outside their model's "
+			"domain on some GPU, extrapolated (the first, line "
+			"%ld, %s: %s); --per-layer names them, --strict "
+			"refuses them", net->path, ext, net->n,
+			net->r[first].line, pn_layer_name(net->r[first].l.type),
+			why);
+}
+
 /* --precision: say once on stderr which GPUs have no unit for the mode's
  * GEMMs faster than fp32 (roofline.h's rules fall back to its fp32
  * peak), such as bf16 on a V100. */
@@ -698,9 +784,12 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 	factors kb = factors_new(nt, mp->level > 0), kl = {NULL, NULL};
 	predict(net, bymodel, mp, batch, dev, ndev, tb, &kb);
 	if (rest > 0) {
+		char *at = mp->dom.at;
 		tl = pn_xmalloc(nt * sizeof *tl);
 		kl = factors_new(nt, mp->level > 0);
+		mp->dom.at = NULL;      /* the verdicts are those at the batch */
 		predict(net, bymodel, mp, rest, dev, ndev, tl, &kl);
+		mp->dom.at = at;
 	}
 	for (int d = 0; d < ndev; d++) {
 		res[d].g = dev[d];
@@ -724,16 +813,17 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
  * device source time_ms total_ms [time_lo_ms time_hi_ms] and the row's
  * memory (memory.h, one instance); mem[b]: the rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
-			 const unsigned char *src, double batch,
-			 const pn_gpu *const *dev, int ndev, const double *t,
-			 const factors *kf, pn_mem_row *const *mem)
+			 const unsigned char *src, const char *dom,
+			 double batch, const pn_gpu *const *dev, int ndev,
+			 const double *t, const factors *kf,
+			 pn_mem_row *const *mem)
 {
 	static const char *const all[] = {
 		"device", "source", "time_ms", "total_ms", "time_lo_ms",
 		"time_hi_ms", "weights_bytes", "grads_bytes", "state_bytes",
-		"saved_bytes", "workspace_bytes"
+		"saved_bytes", "workspace_bytes", "domain"
 	};
-	enum { NX = 11 };
+	enum { NX = 12 };
 	const char *extra[NX];
 	int nx = 0, xcol[NX], at[NX];     /* at: the column's place in all */
 	for (int x = 0; x < NX; x++)
@@ -757,7 +847,9 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				       m[i].weights, m[i].grads, m[i].state,
 				       m[i].saved, fmax(m[i].fwd_work,
 							m[i].bwd_work)};
-			const char *s[2] = {dev[d]->name, src_names[src[i]]};
+			const char *why = row_domain(dom, j);
+			const char *s[2] = {dev[d]->name, src_names[
+				row_source(src[i], why)]};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
 				while (x < nx && xcol[x] != c)
@@ -768,6 +860,8 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 						i, batch, c, buf));
 				else if (at[x] < 2)
 					pn_sheet_text(tb, s[at[x]]);
+				else if (at[x] == NX - 1)
+					pn_sheet_text(tb, *why ? why : "-");
 				else
 					pn_sheet_num(tb, v[at[x]]);
 			}
@@ -779,7 +873,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 
 /* The summary: one row per GPU in rank_results' order. */
 static void write_summary(pn_sheet *tb, const result *res, int ndev,
-			  const char *source, int max_batch, int interval)
+			  int max_batch, int interval)
 {
 	static const char *const head[] = {"rank", "device", "source", 0};
 	static const char *const lohi[] = {"iteration_lo_ms", "iteration_hi_ms",
@@ -797,7 +891,7 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 		const result *r = &res[d];
 		pn_sheet_int(tb, r->rank);
 		pn_sheet_text(tb, r->g->name);
-		pn_sheet_text(tb, source);
+		pn_sheet_text(tb, r->source);
 		if (max_batch)
 			pn_sheet_int(tb, r->batch);
 		for (int p = 0; p < PN_NPHASES; p++)
@@ -877,6 +971,9 @@ static void max_batches(const options *o, const pn_network *net,
 		pn_mem_opts mo = o->mem;
 		mo.backend = pn_mem_backend(dev[d]);
 		double b = pn_mem_max_batch(net, &mo, dev[d]->mem_gb * GIB);
+		if (mp->dom.all)
+			mp->dom.at = mp->dom.all + (size_t)d * (size_t)net->n *
+				     PN_DOMAIN_WHY;
 		if (b > 0) {
 			epoch_times(net, bymodel, mp, b, o->dataset ?
 				    o->dataset : b, &dev[d], 1, &res[d], NULL,
@@ -921,8 +1018,12 @@ int main(int argc, char **argv)
 	unsigned char *src = sources(ms, &net, bymodel);
 	modelpath mp = {0};
 	mp.level = o.level;
-	if (ms)
+	if (ms) {
 		model_init(&mp, ms, &net);
+		mp.dom = (domains){&net, NULL, pn_xcalloc((size_t)net.n *
+			(size_t)ndev, PN_DOMAIN_WHY), NULL, o.strict};
+		mp.dom.at = mp.dom.all;
+	}
 
 	/* Predict every row on every GPU, at the batch and the last batch. */
 	result *res = pn_xcalloc((size_t)ndev, sizeof *res);
@@ -939,20 +1040,15 @@ int main(int argc, char **argv)
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 
-	long nsrc[3] = {0};
-	for (long i = 0; i < net.n; i++)
-		nsrc[src[i]]++;
-	const char *source = nsrc[SRC_MODEL] == net.n ? "model" :
-			     nsrc[SRC_EXTRAPOLATED] == net.n ? "extrapolated" :
-			     nsrc[SRC_ROOFLINE] == net.n ? "roofline" : "mixed";
+	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);
 	pn_sheet *tb = pn_sheet_new(f, o.fmt);
 	rank_results(res, ndev);
 	if (o.per_layer)
-		write_layers(tb, &net, src, o.batch, dev, ndev, t, &kf,
-			     rows);
+		write_layers(tb, &net, src, mp.dom.all, o.batch, dev, ndev, t,
+			     &kf, rows);
 	else
-		write_summary(tb, res, ndev, source, o.max_batch, o.level > 0);
+		write_summary(tb, res, ndev, o.max_batch, o.level > 0);
 	if (o.plotfile)
 		plot(o.plotfile, o.path, res, ndev, o.max_batch ? 0 : o.batch,
 		     o.dataset, o.level);
@@ -961,6 +1057,7 @@ int main(int argc, char **argv)
 
 	pn_network_free(&net);
 	model_free(&mp);
+	free(mp.dom.all);
 	free(bymodel);
 	free(src);
 	free(kf.one);

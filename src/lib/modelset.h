@@ -96,6 +96,13 @@ void pn_predictor_flush(pn_predictor *p, double *out);
  * which[0..pending). */
 void pn_predictor_flush_models(pn_predictor *p, double *out,
 			       const pn_model **which);
+/* The domain verdict (domain.h) of the r-th row of the last flush: "" when
+ * the row lies inside what its model (a fold model: its main model) was
+ * fitted on, else the dimensions outside, "pass=train,batch>64".  The
+ * row's layer is the one pushed, its pass, precision and optimizer the
+ * columns of those names (absent: their defaults), its ranges the values
+ * of the model's numeric features.  Valid until the next push. */
+const char *pn_predictor_domain(const pn_predictor *p, size_t r);
 /* The reason for the last -2 (or -1: "no model for layer 'x'"). */
 const char *pn_predictor_error(const pn_predictor *p);
 
