@@ -468,6 +468,7 @@ static int run_model(const char *model, const char *path, const char *output,
 		     double level)
 {
 	pn_modelset *ms = pn_modelset_load(model);
+	pn_modelset_warn_unranged(ms, model);
 	pn_tsv *in = pn_tsv_open(path);
 	int nc = pn_tsv_ncols(in);
 	const char **names = pn_xmalloc((size_t)nc * sizeof *names);

@@ -1014,6 +1014,8 @@ int main(int argc, char **argv)
 	}
 	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
+	if (ms)
+		pn_modelset_warn_unranged(ms, o.models);
 	unsigned char *bymodel = which_rows(&o, ms, &net);
 	unsigned char *src = sources(ms, &net, bymodel);
 	modelpath mp = {0};

@@ -479,6 +479,34 @@ const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer)
 	return any;
 }
 
+int pn_modelset_unranged(const pn_modelset *ms, char *buf, size_t n)
+{
+	int k = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < ms->n; i++) {
+		if (pn_domain_has_ranges(ms->m[i]))
+			continue;
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s",
+						k ? ", " : "", ms->m[i]->layer);
+		k++;
+	}
+	return k;
+}
+
+void pn_modelset_warn_unranged(const pn_modelset *ms, const char *file)
+{
+	char list[256];
+	int k = pn_modelset_unranged(ms, list, sizeof list);
+	if (k)
+		pn_warn("%s: the model%s of layer%s %s record%s no feature "
+			"ranges (an older pn-fit): %s rows are not checked for "
+			"range (refit %s)", file, k == 1 ? "" : "s",
+			k == 1 ? "" : "s", list, k == 1 ? "s" : "",
+			k == 1 ? "its" : "their", k == 1 ? "it" : "them");
+}
+
 /* ---- prediction ------------------------------------------------------- */
 
 typedef struct {

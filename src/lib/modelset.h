@@ -47,6 +47,15 @@ void pn_modelset_free(pn_modelset *ms);
  * NULL.  Never a fold model: those hang under their model (model.h). */
 const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer);
 
+/* The layers of the models of ms that record no range for some numeric
+ * feature (domain.h: a file of an older pn-fit), "*" for a catch-all,
+ * joined by ", " into buf (n bytes, truncated); returns their count. */
+int pn_modelset_unranged(const pn_modelset *ms, char *buf, size_t n);
+/* Say so on standard error, once: "FILE: the models of layers a, b record
+ * no feature ranges (an older pn-fit): their rows are not checked for
+ * range (refit them)"; nothing when every model has its ranges. */
+void pn_modelset_warn_unranged(const pn_modelset *ms, const char *file);
+
 /* Every family, NULL-terminated, in the order lr rf gbdt xgb mlp. */
 const pn_family *const *pn_family_all(void);
 
