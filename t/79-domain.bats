@@ -34,6 +34,12 @@ dense_row() {
 		"$BATS_FILE_TMPDIR/train.tsv"
 }
 
+# eval_row [COL VALUE]...: pn-eval -m the model on dense_row's row (run_io)
+eval_row() {
+	dense_row "$@" >row.tsv
+	run_io pn-eval -m "$M" row.tsv
+}
+
 # range MODEL LAYER FEATURE: "LO HI" of the feature's info range line
 range() {
 	sed -n "/^layer $2\$/,/^body\$/p" "$1" | awk -v f="$3" '$1 == "info" && $2 == "range" && $3 == f { print $4, $5 }'
@@ -67,29 +73,25 @@ range() {
 # ---- pn-eval -m marks rows ------------------------------------------------
 
 @test "pn-eval -m marks a training row inside its model's domain with -" {
-	dense_row >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "-" ]
 }
 
 @test "pn-eval -m marks a row in a pass the model never saw with pass=train" {
-	dense_row pass train >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row pass train
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "pass=train" ]
 }
 
 @test "pn-eval -m marks a row with an optimizer the model never saw with optimizer=adam" {
-	dense_row optimizer adam >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row optimizer adam
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "optimizer=adam" ]
 }
 
 @test "pn-eval -m marks a row in a precision the model never saw with precision=bf16" {
-	dense_row precision bf16 >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row precision bf16
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "precision=bf16" ]
 }
@@ -105,27 +107,23 @@ range() {
 
 @test "pn-eval -m marks a feature above its range with NAME>MAX and below with NAME<MIN" {
 	r=$(range "$M" dense batch)
-	dense_row batch $((${r#* } + 1)) >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row batch $((${r#* } + 1))
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "batch>${r#* }" ]
-	dense_row batch 1 >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row batch 1
 	[ "$(column domain "$T/out")" = "batch<${r% *}" ]
 }
 
 @test "pn-eval -m takes a value at the edge of its range as inside" {
 	r=$(range "$M" dense batch)
-	dense_row batch "${r#* }" >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row batch "${r#* }"
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "-" ]
 }
 
 @test "pn-eval -m names every dimension outside, categorical ones first" {
 	r=$(range "$M" dense batch)
-	dense_row batch $((${r#* } * 2)) optimizer adam pass train >row.tsv
-	run_io pn-eval -m "$M" row.tsv
+	eval_row batch $((${r#* } * 2)) optimizer adam pass train
 	[ "$status" -eq 0 ]
 	[ "$(column domain "$T/out")" = "pass=train,optimizer=adam,batch>${r#* }" ]
 }
