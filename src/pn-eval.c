@@ -20,7 +20,9 @@ static const char usage_text[] =
 "with --model, first predict every row with a model file from pn-fit.\n"
 "\n"
 "  -m, --model=FILE       append the model's prediction (column --predicted)\n"
-"                           to every row and write the rows; the metrics go\n"
+"                           and its domain (the dimensions outside what the\n"
+"                           model was fitted on, or -) to every row and\n"
+"                           write the rows; the metrics go\n"
 "                           to --metrics FILE, or to standard error as a\n"
 "                           markdown table, when the measured column exists\n"
 "  -I, --interval[=LEVEL]  with --model, also append the LEVEL% interval\n"
@@ -33,6 +35,8 @@ static const char usage_text[] =
 "                           that left out the row's device (a model of\n"
 "                           pn-fit --logo --keep-folds): the error of\n"
 "                           leaving one device out\n"
+"      --strict           with --model, refuse (exit 1) a row outside what its\n"
+"                           model was fitted on (see the column domain)\n"
 "      --metrics=FILE     with --model, write the metrics to FILE (format\n"
 "                           --format, default tsv)\n"
 "  -b, --by=COL[,COL]...  one row per group of rows with equal values in these\n"
@@ -63,7 +67,8 @@ static const char usage_text[] =
 "values inside their interval; see pn-eval(1) for the definitions.\n";
 
 enum { OPT_TOTAL = 256, OPT_MEASURED, OPT_PREDICTED, OPT_SKIP_NA,
-       OPT_FORMAT, OPT_METRICS, OPT_APE, OPT_LOGO, OPT_VERSION };
+       OPT_FORMAT, OPT_METRICS, OPT_APE, OPT_LOGO, OPT_STRICT,
+       OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"by", required_argument, NULL, 'b'},
@@ -73,6 +78,7 @@ static const struct option longopts[] = {
 	{"skip-na", no_argument, NULL, OPT_SKIP_NA},
 	{"ape", no_argument, NULL, OPT_APE},
 	{"logo", no_argument, NULL, OPT_LOGO},
+	{"strict", no_argument, NULL, OPT_STRICT},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"output", required_argument, NULL, 'o'},
 	{"model", required_argument, NULL, 'm'},
@@ -90,6 +96,7 @@ static const char *const metric_names[] = {
 
 static int with_cover;  /* --interval: the metric cover too */
 static int by_fold;     /* --logo: rows by the fold without their device */
+static int strict;      /* --strict: no row outside its model's domain */
 
 /* ---- groups: by-column values -> accumulator, in order of appearance ---- */
 
@@ -390,6 +397,19 @@ static void batch_free(batch *b)
 	free(b->use);
 }
 
+/* Column k of the inserted ones: the row's domain verdict why (domain.h),
+ * "-" inside; --strict dies on a row outside. */
+static void put_domain(pn_tsv_out *o, int k, const char *why,
+		       const pn_model *m, const char *path, long line)
+{
+	if (*why && strict)
+		pn_die_at(PN_EXIT_DATA, path, line, "the row lies outside the "
+			  "domain of the %s model: %s (--strict)",
+			  strcmp(m->layer, "*") == 0 ? "catch-all" : m->layer,
+			  why);
+	pn_tsv_out_str(o, k, *why ? why : "-");
+}
+
 /* Write the rows of b with their predictions (and intervals), and tally
  * them; fields: room for a row's fields. */
 static void batch_flush(batch *b, pn_predictor *pr, double *pred,
@@ -418,6 +438,8 @@ static void batch_flush(batch *b, pn_predictor *pr, double *pred,
 			pn_fmt_num(num, v[k]);
 			pn_tsv_out_str(o, k, num);
 		}
+		put_domain(o, ins->n, pn_predictor_domain(pr, r), which[r],
+			   path, b->line[r]);
 		for (int c = 0; c < b->nc; c++)
 			fields[c] = b->text + b->off[r * (size_t)b->nc + (size_t)c];
 		pn_tsv_out_fields(o, out, fields, b->flen + r * (size_t)b->nc);
@@ -446,6 +468,7 @@ static int run_model(const char *model, const char *path, const char *output,
 		     double level)
 {
 	pn_modelset *ms = pn_modelset_load(model);
+	pn_modelset_warn_unranged(ms, model);
 	pn_tsv *in = pn_tsv_open(path);
 	int nc = pn_tsv_ncols(in);
 	const char **names = pn_xmalloc((size_t)nc * sizeof *names);
@@ -460,14 +483,16 @@ static int run_model(const char *model, const char *path, const char *output,
 		t->bycol = find_cols(in, t->by, "--by", &t->nby);
 
 	/* the inserted columns: replaced where they stand, else appended in
-	 * the order prediction, lower, upper bound */
+	 * the order prediction, lower, upper bound, domain */
 	inserts ins = {.n = level > 0 ? 3 : 1, .level = level};
-	char *iname[3] = {pn_xstrdup(predicted), NULL, NULL};
+	char *iname[4] = {pn_xstrdup(predicted), NULL, NULL, NULL};
 	if (ins.n > 1) {
 		iname[1] = bound_name(predicted, "_lo");
 		iname[2] = bound_name(predicted, "_hi");
 	}
-	pn_tsv_out *o = pn_tsv_out_new(in, (const char *const *)iname, ins.n);
+	iname[ins.n] = pn_xstrdup("domain");
+	pn_tsv_out *o = pn_tsv_out_new(in, (const char *const *)iname,
+				       ins.n + 1);
 
 	FILE *out = pn_output_open(output);
 	FILE *mout = cm >= 0 && metrics ? pn_output_open(metrics) : NULL;
@@ -548,7 +573,7 @@ static int run_model(const char *model, const char *path, const char *output,
 	free(lens);
 	free(pred);
 	free(which);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		free(iname[k]);
 	pn_tsv_out_free(o);
 	batch_free(&b);
@@ -776,6 +801,9 @@ int main(int argc, char **argv)
 		case OPT_LOGO:
 			by_fold = 1;
 			break;
+		case OPT_STRICT:
+			strict = 1;
+			break;
 		case OPT_SKIP_NA:
 			skip_na = 1;
 			break;
@@ -823,6 +851,8 @@ int main(int argc, char **argv)
 		pn_usage_error("--metrics needs --model");
 	if (by_fold && !model)
 		pn_usage_error("--logo needs --model");
+	if (strict && !model)
+		pn_usage_error("--strict needs --model");
 	if (by_fold && level > 0)
 		pn_usage_error("--logo and --interval exclude each other (a "
 			       "fold model has no record of its own)");

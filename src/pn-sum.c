@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "domain.h"
 #include "err.h"
 #include "opt.h"
 #include "featurize.h"
@@ -60,6 +61,8 @@ static const char usage[] =
 "                          rules, fp32 master weights, the casts as rows;\n"
 "                          default: each row's own precision)\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
+"      --strict            refuse (exit 1) a row that a model would predict\n"
+"                          outside what it was fitted on (its domain)\n"
 "  -o, --output FILE       write to FILE instead of standard output\n"
 "  -h, --help              display this help and exit\n"
 "      --version           output version information and exit\n"
@@ -71,10 +74,10 @@ static const char usage[] =
 "iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
 "the network's, then device source rule time_ms total_ms [time_lo_ms\n"
 "time_hi_ms] weights_bytes grads_bytes state_bytes saved_bytes\n"
-"workspace_bytes.  A train row whose model never saw train steps with its\n"
-"optimizer is split into forward, backward and optimizer parts (rule\n"
-"decomposed).  The network format, the parts and the memory model: see\n"
-"pn-sum(1).\n";
+"workspace_bytes domain.  A train row whose model never saw train steps with\n"
+"its optimizer is split into forward, backward and optimizer parts (rule\n"
+"decomposed).  The network format, the parts, the memory model and the\n"
+"domain: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -83,6 +86,17 @@ static const char usage[] =
  * (defaults filled in, as pn-import writes them: layer.h's pn_layer_attrs),
  * the device, the features. */
 enum { NATTR = 6, X_DEVICE = NATTR, X_FEAT, X_N = X_FEAT + PN_F_N };
+
+/* The domain verdicts (domain.h) of the predictions at the batch: for row
+ * i on GPU d, at[(d * n + i) * PN_DOMAIN_WHY] ("" inside; roofline rows
+ * ""), where at is NULL while the last batch is predicted.  --strict dies
+ * at the first verdict that is not "". */
+typedef struct {
+	const pn_network *net;
+	const pn_gpu *const *dev;       /* the GPUs being predicted */
+	char *all, *at;
+	int strict;
+} domains;
 
 typedef struct {
 	pn_predictor *p;
@@ -95,6 +109,7 @@ typedef struct {
 	double *out;
 	const pn_model **which; /* the model of each queued prediction */
 	double level;           /* --interval: its probability, else 0 */
+	domains dom;
 } modelpath;
 
 /* The interval factors of each predicted time (interval.h): of the row
@@ -136,6 +151,29 @@ static void model_free(modelpath *mp)
 	free(mp->which);
 }
 
+/* Keep the verdict why of prediction at (d * n + i), or with --strict die
+ * on one outside the domain.  part: the step's part (step.h) it is the
+ * verdict of, NULL for the row's own.  A slot keeps the row's own
+ * verdict when it is not "", else its first part's that is not "" (in the
+ * parts' order), whatever order the queues are flushed in. */
+static void domain_keep(domains *dm, long at, const char *why,
+			const char *part)
+{
+	long n = dm->net->n, i = at % n;
+	if (!*why)
+		return;
+	if (dm->strict)
+		pn_die_at(PN_EXIT_DATA, dm->net->path, dm->net->r[i].line,
+			  "the %s row%s%s%s on %s lies outside its model's "
+			  "domain: %s (--strict)",
+			  pn_layer_name(dm->net->r[i].l.type), part ? "'s " :
+			  "", part ? part : "", part ? " part" : "",
+			  dm->dev[at / n]->name, why);
+	char *slot = dm->at ? dm->at + (size_t)at * PN_DOMAIN_WHY : NULL;
+	if (slot && (!part || !*slot))
+		snprintf(slot, PN_DOMAIN_WHY, "%s", why);
+}
+
 static void model_flush(modelpath *mp, double *t, const factors *k)
 {
 	size_t n = pn_predictor_pending(mp->p);
@@ -143,6 +181,8 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		return;
 	pn_predictor_flush_models(mp->p, mp->out, mp->which);
 	for (size_t j = 0; j < n; j++) {
+		domain_keep(&mp->dom, mp->pending[j],
+			    pn_predictor_domain(mp->p, j), NULL);
 		t[mp->pending[j]] = mp->out[j];
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
@@ -217,6 +257,7 @@ typedef struct {
 	const char **name, **field;
 	char (*buf)[32];
 	long *pending;          /* row slot of each queued part */
+	const char **what;      /* its name (step.h) */
 	unsigned char *phase;   /* its phase (step.h) */
 	double *count, *out;
 	const pn_model **which;
@@ -232,43 +273,8 @@ typedef struct {
 	const pn_modelset *ms;
 	double level;
 	partpath pp;
+	domains *dom;           /* the model path's, for the parts' verdicts */
 } stepper;
-
-/* The values of column col ("pass", "optimizer") that model m was fitted
- * on include value: its "info passes a,b" or "info optimizers a,b" line
- * when it has one (pn-fit's provenance), else its categorical features
- * ("pass=train": pn-fit keeps an indicator for every value of the
- * training rows); a model that records neither saw only the column's
- * default (fwd, none). */
-static int model_saw_value(const pn_model *m, const char *col,
-			   const char *value)
-{
-	const char *key = strcmp(col, "pass") == 0 ? "passes" : "optimizers";
-	size_t kl = strlen(key), vl = strlen(value), cl = strlen(col);
-	for (int i = 0; i < m->ninfo; i++) {
-		const char *s = m->info[i];
-		if (strncmp(s, key, kl) != 0 || s[kl] != ' ')
-			continue;
-		for (s += kl + 1; *s; s += *s == ',') {
-			size_t n = strcspn(s, ",");
-			if (n == vl && strncmp(s, value, n) == 0)
-				return 1;
-			s += n;
-		}
-		return 0;
-	}
-	int any = 0;
-	for (size_t k = 0; k < m->p; k++) {
-		const char *f = m->feat[k].name;
-		if (!m->feat[k].cat || strncmp(f, col, cl) != 0 || f[cl] != '=')
-			continue;
-		if (strcmp(f + cl + 1, value) == 0)
-			return 1;
-		any = 1;
-	}
-	return !any && strcmp(value, strcmp(col, "pass") == 0 ? "fwd" :
-			      "none") == 0;
-}
 
 /* The optimizer of row r's step: --optimizer for a row with weights or
  * a traced graph's acc row, else its own (memory.c's rule). */
@@ -286,8 +292,9 @@ static int step_whole(const stepper *st, const pn_netrow *r)
 	const pn_model *m = st->ms ? pn_modelset_find(st->ms,
 				pn_layer_name(r->l.type)) : NULL;
 	return m && step_opt(st, r) == r->l.optimizer &&
-	       model_saw_value(m, "pass", "train") &&
-	       model_saw_value(m, "optimizer", pn_opt_name(r->l.optimizer));
+	       pn_domain_saw(m, PN_DOM_PASS, pn_pass_names[PN_PASS_TRAIN]) &&
+	       pn_domain_saw(m, PN_DOM_OPTIMIZER,
+			     pn_opt_name(r->l.optimizer));
 }
 
 /* Each row's rule: a train row whole when its model saw such steps or it
@@ -380,6 +387,7 @@ static void part_init(partpath *pp, const pn_modelset *ms)
 	pp->buf = pn_xmalloc((size_t)n * sizeof *pp->buf);
 	pp->p = pn_predictor_new(ms, n, pp->name);
 	pp->pending = pn_xmalloc(QUEUE * sizeof *pp->pending);
+	pp->what = pn_xmalloc(QUEUE * sizeof *pp->what);
 	pp->phase = pn_xmalloc(QUEUE);
 	pp->count = pn_xmalloc(QUEUE * sizeof *pp->count);
 	pp->out = pn_xmalloc(QUEUE * sizeof *pp->out);
@@ -395,14 +403,16 @@ static void part_free(partpath *pp)
 	free(pp->field);
 	free(pp->buf);
 	free(pp->pending);
+	free(pp->what);
 	free(pp->phase);
 	free(pp->count);
 	free(pp->out);
 	free(pp->which);
 }
 
-/* Queued parts into their row slots: sp[j * PN_STEP_NPHASES + phase] (ms)
- * and, with --interval, the widest part's factor into pk. */
+/* Queued parts into their row slots: sp[j * PN_STEP_NPHASES + phase] (ms),
+ * their domain verdicts (domain_keep) and, with --interval, the widest
+ * part's factor into pk. */
 static void part_flush(stepper *st, double *sp, const factors *pk)
 {
 	partpath *pp = &st->pp;
@@ -412,6 +422,8 @@ static void part_flush(stepper *st, double *sp, const factors *pk)
 	pn_predictor_flush_models(pp->p, pp->out, pp->which);
 	for (size_t q = 0; q < n; q++) {
 		long j = pp->pending[q];
+		domain_keep(st->dom, j, pn_predictor_domain(pp->p, q),
+			    pp->what[q]);
 		sp[j * PN_STEP_NPHASES + pp->phase[q]] += pp->out[q] *
 							  pp->count[q];
 		if (pk->one) {
@@ -448,6 +460,7 @@ static void part_push(stepper *st, const pn_network *net, long i,
 			  "of the training step)", pn_predictor_error(pp->p),
 			  p->what);
 	pp->pending[k] = j;
+	pp->what[k] = p->what;
 	pp->phase[k] = (unsigned char)p->phase;
 	pp->count[k] = p->count;
 }
@@ -506,6 +519,9 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	size_t nt = (size_t)ndev * (size_t)net->n;
 	factors pk = factors_new(nt, k->one != NULL);
 	memset(sp, 0, nt * PN_STEP_NPHASES * sizeof *sp);
+	mp->dom.dev = dev;
+	if (mp->dom.at)
+		memset(mp->dom.at, 0, nt * PN_DOMAIN_WHY);
 	for (size_t j = 0; pk.one && j < nt; j++)
 		pk.one[j] = pk.sum[j] = 1;
 	for (int d = 0; d < ndev; d++) {
@@ -554,6 +570,7 @@ typedef struct {
 	double batch;           /* --max-batch: the GPU's (0: none fits) */
 	double iterations;
 	double peak;            /* bytes at the batch (memory.h) */
+	const char *source;     /* of its rows' times (device_sources) */
 	int fits;
 	int rank, cost_rank;
 } result;
@@ -685,11 +702,11 @@ static void plot(const char *path, const char *net, const result *res,
 /* ---- main -------------------------------------------------------------- */
 
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
-       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION };
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_STRICT };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
-	int fallback, all, per_layer, fmt, max_batch;
+	int fallback, all, per_layer, fmt, max_batch, strict;
 	int pmode;              /* --precision: PN_PM_*, or -1 */
 	double level, batch, dataset;
 	pn_mem_opts mem;
@@ -710,6 +727,7 @@ static const struct option long_opts[] = {
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"momentum", no_argument, 0, OPT_MOMENTUM},
 	{"precision", required_argument, 0, OPT_PRECISION},
+	{"strict", no_argument, 0, OPT_STRICT},
 	{"gpuspecs", required_argument, 0, 'g'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
@@ -789,6 +807,7 @@ static void parse_options(int argc, char **argv, options *o)
 							    sizeof list));
 			break;
 		case OPT_MOMENTUM: o->mem.momentum = 1; break;
+		case OPT_STRICT: o->strict = 1; break;
 		case OPT_PRECISION:
 			o->pmode = pn_opt_choice("--precision", optarg,
 						 pn_pmode_names);
@@ -892,32 +911,8 @@ static unsigned char *which_rows(const options *o, const pn_modelset *ms,
 	return bymodel;
 }
 
-/* 1 when model m was fitted on rows of precision p: its "info precisions
- * a,b" line (pn-fit) names p; NA there, or no such line, is fp32, the
- * precision of a row without one. */
-static int model_saw(const pn_model *m, pn_prec p)
-{
-	for (int i = 0; i < m->ninfo; i++) {
-		const char *s = m->info[i];
-		if (strncmp(s, "precisions ", 11) != 0)
-			continue;
-		for (s += 11; *s; s += *s == ',') {
-			char name[16];
-			size_t n = strcspn(s, ",");
-			snprintf(name, sizeof name, "%.*s", (int)n, s);
-			int q = strcmp(name, "NA") == 0 ? PN_FP32 :
-				pn_prec_of(name);
-			if (q == (int)p)
-				return 1;
-			s += n;
-		}
-		return 0;
-	}
-	return p == PN_FP32;
-}
-
 /* The source of each row's time (--per-layer's source column). */
-enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED };
+enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED, SRC_N };
 static const char *const src_names[] = {"roofline", "model", "extrapolated",
 					"mixed"};
 
@@ -936,7 +931,9 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 		const pn_model *m = bymodel[i] ? pn_modelset_find(ms,
 			pn_layer_name(r->l.type)) : NULL;
 		src[i] = m ? SRC_MODEL : SRC_ROOFLINE;
-		if (m ? model_saw(m, r->prec) : r->prec == PN_FP32)
+		if (m ? pn_domain_saw(m, PN_DOM_PRECISION,
+				      pn_prec_name(r->prec)) :
+			r->prec == PN_FP32)
 			continue;
 		unseen[r->prec] = 1;
 		*(m ? &ext : &roof) += 1;
@@ -957,11 +954,11 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 }
 
 /* The sources of the rows that are not whole (sources above gave the
- * others): each part's, a model's when the model of its type saw its
- * precision, pass fwd and no optimizer (model_saw_value), extrapolated
- * when it did not, else the roofline's; the row's, the one of all its
- * parts (an acc+opt row's own among them), else mixed.  A train row
- * predicted whole by a model that never saw such steps is extrapolated. */
+ * others): each part's, a model's when its type has one, else the
+ * roofline's; the row's, the one of all its parts (an acc+opt row's own
+ * among them), else mixed.  A train row predicted whole by a model that
+ * never saw such steps is extrapolated.  A part outside its model's
+ * domain makes its row extrapolated (row_source). */
 static void step_sources(const stepper *st, const pn_network *net,
 			 const unsigned char *bymodel, unsigned char *src)
 {
@@ -972,18 +969,65 @@ static void step_sources(const stepper *st, const pn_network *net,
 		pn_step_part p[PN_STEP_MAX];
 		int n = step_parts(st, net, i, 1, p);
 		for (int k = 0; k < n; k++) {
-			const pn_model *m = part_model(st, &p[k]);
-			int s = !m ? SRC_ROOFLINE :
-				model_saw(m, p[k].l.prec) &&
-				model_saw_value(m, "pass", "fwd") &&
-				model_saw_value(m, "optimizer", "none") ?
-				SRC_MODEL : SRC_EXTRAPOLATED;
+			int s = part_model(st, &p[k]) ? SRC_MODEL :
+				SRC_ROOFLINE;
 			if (k == 0 && st->rule[i] == RULE_DECOMPOSED)
 				src[i] = (unsigned char)s;
 			else if (src[i] != s)
 				src[i] = SRC_MIXED;
 		}
 	}
+}
+
+/* The domain verdict of prediction j (domains), "" when none was kept. */
+static const char *row_domain(const char *dom, size_t j)
+{
+	return dom ? dom + j * PN_DOMAIN_WHY : "";
+}
+
+/* The source of a row of source src whose verdict is why: a row predicted
+ * by a model (alone, or with parts by others: mixed) outside its model's
+ * domain is extrapolated. */
+static int row_source(int src, const char *why)
+{
+	return src != SRC_ROOFLINE && *why ? SRC_EXTRAPOLATED : src;
+}
+
+/* Each GPU's source (res[d].source): the rows' sources at its batch, one
+ * name when they agree, else mixed.  Say once on stderr how many rows are
+ * extrapolated on some GPU, and the first. */
+static void device_sources(const pn_network *net, const unsigned char *src,
+			   const char *dom, result *res, int ndev)
+{
+	long ext = 0, first = -1;
+	const char *why = NULL;
+	for (int d = 0; d < ndev; d++) {
+		long nsrc[SRC_N] = {0};
+		for (long i = 0; i < net->n; i++)
+			nsrc[row_source(src[i], row_domain(dom, (size_t)d *
+				(size_t)net->n + (size_t)i))]++;
+		res[d].source = nsrc[SRC_MODEL] == net->n ? "model" :
+			nsrc[SRC_EXTRAPOLATED] == net->n ? "extrapolated" :
+			nsrc[SRC_ROOFLINE] == net->n ? "roofline" : "mixed";
+	}
+	for (long i = 0; dom && i < net->n; i++) {
+		const char *w = "";
+		for (int d = 0; d < ndev && !*w; d++)
+			w = row_domain(dom, (size_t)d * (size_t)net->n +
+				       (size_t)i);
+		ext += *w != 0;
+		if (*w && first < 0) {
+			first = i;
+			why = w;
+		}
+	}
+	if (ext)
+		pn_warn("%s: %ld of %ld rows predicted outside their model's "
+			"domain on some GPU, extrapolated (the first, line "
+			"%ld, %s: %s); --per-layer names them, --strict "
+			"refuses them", net->path, ext, net->n,
+			net->r[first].line, pn_layer_name(net->r[first].l.type),
+			why);
 }
 
 /* --precision: say once on stderr which GPUs have no unit for the mode's
@@ -1076,7 +1120,10 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 		double *sl = pn_xmalloc(nt * PN_STEP_NPHASES * sizeof *sl);
 		tl = pn_xmalloc(nt * sizeof *tl);
 		kl = factors_new(nt, mp->level > 0);
+		char *at = mp->dom.at;
+		mp->dom.at = NULL;      /* the verdicts are those at the batch */
 		predict(net, bymodel, mp, st, rest, dev, ndev, tl, sl, &kl);
+		mp->dom.at = at;
 		free(sl);
 	}
 	for (int d = 0; d < ndev; d++)
@@ -1096,20 +1143,21 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 }
 
 /* --per-layer: the network at the batch, through network.h's writer, with
- * device source rule time_ms total_ms [time_lo_ms time_hi_ms] and the row's
- * memory (memory.h, one instance); mem[b]: the rows' bytes on backend b. */
+ * device source rule time_ms total_ms [time_lo_ms time_hi_ms], the row's
+ * memory (memory.h, one instance) and its domain verdict (dom, "-" when
+ * inside); mem[b]: the rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
 			 const unsigned char *src, const unsigned char *rule,
-			 double batch,
+			 const char *dom, double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
 			 const factors *kf, pn_mem_row *const *mem)
 {
 	static const char *const all[] = {
 		"device", "source", "rule", "time_ms", "total_ms",
 		"time_lo_ms", "time_hi_ms", "weights_bytes", "grads_bytes",
-		"state_bytes", "saved_bytes", "workspace_bytes"
+		"state_bytes", "saved_bytes", "workspace_bytes", "domain"
 	};
-	enum { NX = 12 };
+	enum { NX = 13 };
 	const char *extra[NX];
 	int nx = 0, xcol[NX], at[NX];     /* at: the column's place in all */
 	for (int x = 0; x < NX; x++)
@@ -1134,8 +1182,9 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				       m[i].weights, m[i].grads, m[i].state,
 				       m[i].saved, fmax(m[i].fwd_work,
 							m[i].bwd_work)};
-			const char *s[3] = {dev[d]->name, src_names[src[i]],
-					    rule_names[rule[i]]};
+			const char *why = row_domain(dom, j);
+			const char *s[3] = {dev[d]->name, src_names[
+				row_source(src[i], why)], rule_names[rule[i]]};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
 				while (x < nx && xcol[x] != c)
@@ -1146,6 +1195,8 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 						i, batch, c, buf));
 				else if (at[x] < 3)
 					pn_sheet_text(tb, s[at[x]]);
+				else if (at[x] == NX - 1)
+					pn_sheet_text(tb, *why ? why : "-");
 				else
 					pn_sheet_num(tb, v[at[x]]);
 			}
@@ -1157,7 +1208,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 
 /* The summary: one row per GPU in rank_results' order. */
 static void write_summary(pn_sheet *tb, const result *res, int ndev,
-			  const char *source, int max_batch, int interval)
+			  int max_batch, int interval)
 {
 	static const char *const head[] = {"rank", "device", "source", 0};
 	static const char *const lohi[] = {"iteration_lo_ms", "iteration_hi_ms",
@@ -1175,7 +1226,7 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 		const result *r = &res[d];
 		pn_sheet_int(tb, r->rank);
 		pn_sheet_text(tb, r->g->name);
-		pn_sheet_text(tb, source);
+		pn_sheet_text(tb, r->source);
 		if (max_batch)
 			pn_sheet_int(tb, r->batch);
 		static const int order[] = {PN_PH_FWD, PN_PH_BWD, PN_PH_ACC,
@@ -1258,6 +1309,9 @@ static void max_batches(const options *o, const pn_network *net,
 		pn_mem_opts mo = o->mem;
 		mo.backend = pn_mem_backend(dev[d]);
 		double b = pn_mem_max_batch(net, &mo, dev[d]->mem_gb * GIB);
+		if (mp->dom.all)
+			mp->dom.at = mp->dom.all + (size_t)d * (size_t)net->n *
+				     PN_DOMAIN_WHY;
 		if (b > 0) {
 			epoch_times(net, bymodel, mp, st, b, o->dataset ?
 				    o->dataset : b, &dev[d], 1, &res[d], NULL,
@@ -1319,6 +1373,8 @@ int main(int argc, char **argv)
 	}
 	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
+	if (ms)
+		pn_modelset_warn_unranged(ms, o.models);
 	stepper st;
 	step_init(&st, &o, ms, &net);
 	unsigned char *bymodel = which_rows(&o, ms, &net, &st);
@@ -1326,8 +1382,13 @@ int main(int argc, char **argv)
 	step_sources(&st, &net, bymodel, src);
 	modelpath mp = {0};
 	mp.level = o.level;
-	if (ms)
+	if (ms) {
 		model_init(&mp, ms, &net);
+		mp.dom = (domains){&net, NULL, pn_xcalloc((size_t)net.n *
+			(size_t)ndev, PN_DOMAIN_WHY), NULL, o.strict};
+		mp.dom.at = mp.dom.all;
+		st.dom = &mp.dom;
+	}
 
 	/* Predict every row on every GPU, at the batch and the last batch. */
 	result *res = pn_xcalloc((size_t)ndev, sizeof *res);
@@ -1344,20 +1405,15 @@ int main(int argc, char **argv)
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 
-	long nsrc[4] = {0};
-	for (long i = 0; i < net.n; i++)
-		nsrc[src[i]]++;
-	const char *source = nsrc[SRC_MODEL] == net.n ? "model" :
-			     nsrc[SRC_EXTRAPOLATED] == net.n ? "extrapolated" :
-			     nsrc[SRC_ROOFLINE] == net.n ? "roofline" : "mixed";
+	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);
 	pn_sheet *tb = pn_sheet_new(f, o.fmt);
 	rank_results(res, ndev);
 	if (o.per_layer)
-		write_layers(tb, &net, src, st.rule, o.batch, dev, ndev, t,
-			     &kf, rows);
+		write_layers(tb, &net, src, st.rule, mp.dom.all, o.batch, dev,
+			     ndev, t, &kf, rows);
 	else
-		write_summary(tb, res, ndev, source, o.max_batch, o.level > 0);
+		write_summary(tb, res, ndev, o.max_batch, o.level > 0);
 	if (o.plotfile)
 		plot(o.plotfile, o.path, res, ndev, o.max_batch ? 0 : o.batch,
 		     o.dataset, o.level);
@@ -1368,6 +1424,7 @@ int main(int argc, char **argv)
 	model_free(&mp);
 	part_free(&st.pp);
 	free(st.rule);
+	free(mp.dom.all);
 	free(bymodel);
 	free(src);
 	free(kf.one);

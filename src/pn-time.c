@@ -1,5 +1,6 @@
 /* pn-time - time layer configurations on a backend (oneDNN on the CPU,
  * cuBLAS and cuDNN on a GPU) */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,9 +11,11 @@
 #include <unistd.h>
 
 #include "../cpu/cpu.h"
+#include "../cuda/detect.h"
 #include "../time/backend.h"
 #include "../time/partial.h"
 #include "config.h"
+#include "drift.h"
 #include "err.h"
 #include "gpuspec.h"
 #include "opt.h"
@@ -44,10 +47,15 @@ static const char usage[] =
 "                         timing it (cuda: the cpu backend; cpu: plain C)\n"
 "                         and report per layer type\n"
 "  -d, --device NAME      write NAME to the device column\n"
-"  -g, --gpuspecs FILE    match the GPU in FILE (default: gpuspecs/gpus.tsv)\n"
+"  -g, --gpuspecs FILE    match the GPU in FILE (default: gpuspecs/gpus.tsv);\n"
+"                         with --cpu-spec, compare with FILE's row of this\n"
+"                         CPU; either way warn when the machine differs from\n"
+"                         its stored row beyond the tolerance (pn-time(1))\n"
 "      --cpu-spec         print this CPU's spec row (gpuspecs layout) for\n"
 "                         --threads and exit; measured once, then cached\n"
 "      --remeasure        with --cpu-spec: measure again\n"
+"      --strict           a machine that differs from its stored spec row\n"
+"                         is an error (exit 1), not a warning\n"
 "  -q, --quiet            no progress on standard error\n"
 "  -o, --output FILE      write to FILE instead of standard output; until\n"
 "                         the run ends the rows go to FILE.part, which\n"
@@ -338,13 +346,13 @@ static void progress(long done, long total, long fresh, double t0, int last)
 static struct {
 	const char *backend, *device, *specs, *out, *resume;
 	pn_bk_opts bo;
-	int cpuspec, remeasure;
-} a = {"cpu", NULL, NULL, NULL, NULL, {1, -1, 1, 0, -1}, 0, 0};
+	int cpuspec, remeasure, strict;
+} a = {"cpu", NULL, NULL, NULL, NULL, {1, -1, 1, 0, -1}, 0, 0, 0};
 
 static void parse_args(int argc, char **argv)
 {
 	enum { O_COLD = 256, O_WARM, O_REPMS, O_CPUSPEC, O_REMEASURE, O_VERSION,
-	       O_CLOCK, O_RESUME };
+	       O_CLOCK, O_RESUME, O_STRICT };
 	static const struct option lopts[] = {
 		{"backend", required_argument, 0, 'b'},
 		{"reps", required_argument, 0, 'r'},
@@ -361,6 +369,7 @@ static void parse_args(int argc, char **argv)
 		{"gpuspecs", required_argument, 0, 'g'},
 		{"cpu-spec", no_argument, 0, O_CPUSPEC},
 		{"remeasure", no_argument, 0, O_REMEASURE},
+		{"strict", no_argument, 0, O_STRICT},
 		{"quiet", no_argument, 0, 'q'},
 		{"output", required_argument, 0, 'o'},
 		{"resume", required_argument, 0, O_RESUME},
@@ -404,6 +413,7 @@ static void parse_args(int argc, char **argv)
 		case 'g': a.specs = optarg; break;
 		case O_CPUSPEC: a.cpuspec = 1; break;
 		case O_REMEASURE: a.remeasure = 1; break;
+		case O_STRICT: a.strict = 1; break;
 		case 'q': o.quiet = 1; break;
 		case 'o': a.out = optarg; break;
 		case O_RESUME: a.resume = optarg; break;
@@ -717,6 +727,27 @@ static void put_row(pn_tsv_out *tout, FILE *f, const char *const mine[3],
 
 /* ---- main --------------------------------------------------------------- */
 
+/* The GPU being timed against its spec row g (drift.h): the properties
+ * CUDA reports, where it reports them. */
+static void gpu_drift(const pn_gpu *g, const char *file)
+{
+	pn_cuda_device cd[64];
+	char why[256];
+	int nd = pn_cuda_devices(cd, 64, why, sizeof why);
+	if (a.bo.device < 0 || a.bo.device >= nd)
+		return;
+	pn_gpu now;
+	char name[8];
+	pn_drift_parse_row("name", "-", &now, name, sizeof name);
+	now.sms = cd[a.bo.device].sms;
+	now.mem_gb = cd[a.bo.device].mem_gb;
+	now.l2_mb = cd[a.bo.device].l2_mb;
+	pn_drift_report(&now, g, pn_drift_gpu, g->name, file, "check which "
+			"GPU this is (a MIG slice? another model under the "
+			"name?) and give it a row of its own (pn-specs "
+			"--detect)", a.strict);
+}
+
 /* The device column: --device, the CPU's name, or the GPU's name in the
  * spec table. */
 static void device_name(const pn_backend *b, char *dev, size_t n)
@@ -726,13 +757,56 @@ static void device_name(const pn_backend *b, char *dev, size_t n)
 	} else if (b != pn_cpu_backend()) {
 		pn_gpus *gpus = pn_gpus_load(a.specs);
 		const pn_gpu *g = pn_gpus_find(gpus, dev);
-		if (g)
+		if (g) {
+			gpu_drift(g, gpus->path);
 			snprintf(dev, n, "%s", g->name);
-		else
+		} else {
 			pn_warn("unknown GPU '%s' (not in %s); the device "
 				"column gets its CUDA name", dev, gpus->path);
+		}
 		pn_gpus_free(gpus);
 	}
+}
+
+/* --cpu-spec: the CPU's spec row (measured or cached), compared with the
+ * stored row of its name in -g FILE or $PN_GPUSPECS when given (drift.h),
+ * then written. */
+static void cpu_spec(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		pn_die(PN_EXIT_DATA, "cannot hold the CPU spec row: %s",
+		       strerror(errno));
+	pn_cpu_spec(m, a.bo.threads, a.remeasure, NULL);
+	if (fclose(m) != 0)
+		pn_die(PN_EXIT_DATA, "cannot hold the CPU spec row: %s",
+		       strerror(errno));
+	const char *env = getenv("PN_GPUSPECS");
+	const char *stored = a.specs ? a.specs : env && *env ? env : NULL;
+	char *row = strchr(text, '\n');
+	pn_gpu now;
+	char name[256];
+	if (stored && row && pn_drift_parse_row(text, row + 1, &now, name,
+						sizeof name) == 0) {
+		pn_gpus *gpus = pn_gpus_load(stored);
+		const pn_gpu *g = pn_gpus_find(gpus, name);
+		if (g)
+			pn_drift_report(&now, g, pn_drift_cpu, name, gpus->path,
+					"re-measure with pn-time --cpu-spec "
+					"--remeasure, store the row (-o FILE) "
+					"and re-time what was timed on the old "
+					"machine", a.strict);
+		else
+			pn_warn("%s has no row '%s': the spec row is not "
+				"compared", gpus->path, name);
+		pn_gpus_free(gpus);
+	}
+	FILE *f = pn_output_open(a.out);
+	fputs(text, f);
+	pn_output_close(f);
+	free(text);
 }
 
 int main(int argc, char **argv)
@@ -757,9 +831,7 @@ int main(int argc, char **argv)
 	if (a.cpuspec) {
 		if (optind < argc)
 			pn_usage_error("--cpu-spec takes no FILE");
-		FILE *f = pn_output_open(a.out);
-		pn_cpu_spec(f, a.bo.threads, a.remeasure, NULL);
-		pn_output_close(f);
+		cpu_spec();
 		return 0;
 	}
 	if (o.cold < 0)

@@ -43,9 +43,10 @@ features_of() {
 
 @test "pn-fit records the provenance in info lines" {
 	pn-fit -f lr --seed 42 -o m.model "$F/train.tsv"
-	sed -n '/^layer dense$/,/^body$/p' m.model | grep '^info ' >actual
+	sed -n '/^layer dense$/,/^body$/p' m.model | grep '^info ' | grep -v '^info range ' >actual
 	printf '%s\n' 'info rows 80' 'info devices T4,V100-PCIE-32GB' \
-		'info layers dense' 'info precisions fp32' 'info features cocmct' 'info seed 42' \
+		'info layers dense' 'info precisions fp32' 'info passes fwd' \
+		'info features cocmct' 'info seed 42' \
 		'info created-by pn-fit 0.1.0' >expected
 	diff -u expected actual
 }

@@ -119,21 +119,26 @@ rmse_below() {
 	echo "pn-eval: cut.model:30: corrupt model: unexpected end of file" | diff - err
 }
 
+# second_b64 MODEL: the line number of the model's second "b64" line
+second_b64() { grep -n '^b64 ' "$1" | sed -n '2s/:.*//p'; }
+
 @test "pn-fit -f xgb model with a shortened base64 line is a clear error" {
 	fit a.model -p rounds=5 "$M/smooth.tsv"
-	sed '20s/......$//' a.model >bad.model
+	l=$(second_b64 a.model)
+	sed "${l}s/......\$//" a.model >bad.model
 	run_io pn-eval -m bad.model "$M/test.tsv"
 	[ "$status" -eq 1 ]
-	echo "pn-eval: bad.model:20: corrupt model: xgb: base64 line of 70 characters, want 76" |
+	echo "pn-eval: bad.model:$l: corrupt model: xgb: base64 line of 70 characters, want 76" |
 		diff - err
 }
 
 @test "pn-fit -f xgb model with a character outside base64 is a clear error" {
 	fit a.model -p rounds=5 "$M/smooth.tsv"
-	sed '20s/^b64 \(.....\)./b64 \1*/' a.model >bad.model
+	l=$(second_b64 a.model)
+	sed "${l}s/^b64 \(.....\)./b64 \1*/" a.model >bad.model
 	run_io pn-eval -m bad.model "$M/test.tsv"
 	[ "$status" -eq 1 ]
-	echo "pn-eval: bad.model:20: corrupt model: xgb: bad base64 at character 6" |
+	echo "pn-eval: bad.model:$l: corrupt model: xgb: bad base64 at character 6" |
 		diff - err
 }
 

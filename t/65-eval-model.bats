@@ -12,7 +12,7 @@ setup() {
 @test "pn-eval -m appends a pred_ms column and keeps every input column" {
 	run_io pn-eval -m lr.model "$F/test.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms" ]
+	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms	domain" ]
 	diff -u "$F/test.tsv" <(cut -f1-34 "$T/out")
 	[ "$(cut -f35 "$T/out" | grep -c .)" -eq 41 ]
 }
@@ -67,7 +67,7 @@ setup() {
 	run_io pn-eval -m lr.model nomeas.tsv
 	[ "$status" -eq 0 ]
 	[ ! -s "$T/err" ]
-	[ "$(head -1 "$T/out" | awk -F'\t' '{ print $NF }')" = "pred_ms" ]
+	[ "$(head -1 "$T/out" | awk -F'\t' '{ print $(NF - 1), $NF }')" = "pred_ms domain" ]
 }
 
 @test "pn-eval -m --measured names a column that must exist" {
@@ -79,7 +79,7 @@ setup() {
 @test "pn-eval -m --predicted names the column" {
 	run_io pn-eval -m lr.model --predicted guess_ms "$F/test.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(head -1 "$T/out" | awk -F'\t' '{ print $NF }')" = "guess_ms" ]
+	[ "$(head -1 "$T/out" | awk -F'\t' '{ print $(NF - 1), $NF }')" = "guess_ms domain" ]
 }
 
 @test "pn-eval -m replaces an existing prediction column in place" {

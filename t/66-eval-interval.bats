@@ -57,16 +57,16 @@ factors_are() {
 @test "pn-eval -m --interval appends the columns pred_ms_lo and pred_ms_hi" {
 	run_io pn-eval -m logo.model --interval "$F/test.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms	pred_ms_lo	pred_ms_hi" ]
+	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms	pred_ms_lo	pred_ms_hi	domain" ]
 	diff -u "$F/test.tsv" <(cut -f1-34 "$T/out")
-	[ "$(awk -F'\t' 'NF != 37' "$T/out" | wc -l)" -eq 0 ]
+	[ "$(awk -F'\t' 'NF != 38' "$T/out" | wc -l)" -eq 0 ]
 	[ "$(wc -l <"$T/out")" -eq 41 ]
 }
 
 @test "pn-eval -m --interval predicts the same pred_ms as without it" {
 	pn-eval -m logo.model --interval "$F/test.tsv" >iv.tsv 2>/dev/null
 	pn-eval -m logo.model "$F/test.tsv" >plain.tsv 2>/dev/null
-	diff -u plain.tsv <(cut -f1-35 iv.tsv)
+	diff -u plain.tsv <(cut -f1-35,38 iv.tsv)
 }
 
 @test "pn-eval -m --interval puts every prediction inside its interval" {
@@ -118,15 +118,15 @@ factors_are() {
 	awk -F'\t' -v OFS='\t' '{ hi = $37; lo = $36; NF = 35
 		print (NR == 1 ? hi : 0), $0, (NR == 1 ? lo : 0) }' once.tsv >stale.tsv
 	pn-eval -m logo.model --interval stale.tsv >out.tsv 2>/dev/null
-	[ "$(head -1 out.tsv)" = "$(head -1 stale.tsv)" ]
-	awk -F'\t' -v OFS='\t' '{ hi = $37; lo = $36; NF = 35; print hi, $0, lo }' once.tsv >want.tsv
+	[ "$(head -1 out.tsv)" = "$(head -1 stale.tsv)	domain" ]
+	awk -F'\t' -v OFS='\t' '{ hi = $37; lo = $36; d = $38; NF = 35; print hi, $0, lo, d }' once.tsv >want.tsv
 	diff -u want.tsv out.tsv
 }
 
 @test "pn-eval -m --interval writes columns PRED_lo and PRED_hi for --predicted PRED" {
 	run_io pn-eval -m logo.model --interval --predicted guess_ms "$F/test.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(head -1 "$T/out" | cut -f35-)" = "guess_ms	guess_ms_lo	guess_ms_hi" ]
+	[ "$(head -1 "$T/out" | cut -f35-)" = "guess_ms	guess_ms_lo	guess_ms_hi	domain" ]
 }
 
 @test "pn-eval -m --interval adds the metric cover as the last column" {

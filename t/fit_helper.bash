@@ -49,7 +49,7 @@ family_roundtrip() {
 	run_io pn-eval -m m.model "$F/test.tsv"
 	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
 	[ "$(wc -l <"$T/out")" -eq "$(wc -l <"$F/test.tsv")" ]
-	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms" ]
+	[ "$(head -1 "$T/out")" = "$(head -1 "$F/test.tsv")	pred_ms	domain" ]
 	column pred_ms "$T/out" | awk '!($1 > -1e300 && $1 < 1e300) { bad = 1 } END { exit bad }'
 }
 

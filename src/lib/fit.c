@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "design.h"
+#include "domain.h"
 #include "err.h"
 #include "fit.h"
 #include "metrics.h"
@@ -19,6 +20,7 @@ typedef struct {
 	size_t n, nv, *rows, *vrows;
 	pn_design d;
 	double *x, *y, *vx, *vy, *floor;
+	double *lo, *hi;        /* each feature's range, before the log */
 	pn_model *best;
 	double chosen;          /* best's validation RMSE */
 	char **autoline;
@@ -50,6 +52,8 @@ static void group_free(group *g)
 	free(g->vx);
 	free(g->vy);
 	free(g->floor);
+	free(g->lo);
+	free(g->hi);
 	pn_model_free(g->best);
 	for (int k = 0; k < g->nauto; k++)
 		free(g->autoline[k]);
@@ -311,6 +315,24 @@ static int leave_devices_out(pn_fit *r)
 	return 0;
 }
 
+/* The smallest and largest value of each feature of the training rows,
+ * as encoded (before the log): the model's domain (domain.h). */
+static void ranges(group *g)
+{
+	size_t p = g->d.p;
+	g->lo = pn_xmalloc(p * sizeof *g->lo);
+	g->hi = pn_xmalloc(p * sizeof *g->hi);
+	for (size_t j = 0; j < p; j++) {
+		g->lo[j] = INFINITY;
+		g->hi[j] = -INFINITY;
+		for (size_t i = 0; i < g->n; i++) {
+			double v = g->x[i * p + j];
+			g->lo[j] = fmin(g->lo[j], v);
+			g->hi[j] = fmax(g->hi[j], v);
+		}
+	}
+}
+
 /* The group's design, inputs and targets, training and validation. */
 static int prepare(pn_fit *r, const char *layer)
 {
@@ -349,6 +371,7 @@ static int prepare(pn_fit *r, const char *layer)
 	if (pn_design_encode(&g->d, t, g->rows, g->n, g->x, f) < 0 ||
 	    pn_design_target(t, g->rows, g->n, tc, r->s.log, base, g->y, f) < 0)
 		return -1;
+	ranges(g);
 	if (r->s.logfeat) {
 		g->floor = pn_xmalloc(p * sizeof *g->floor);
 		pn_design_log_floors(&g->d, g->x, g->n, g->floor);
@@ -476,13 +499,23 @@ static void describe(pn_fit *r)
 	group *g = &r->g;
 	pn_model *m = g->best;
 	pn_model_add_info(m, "rows %zu", g->n);
-	static const char *const cols[] = {"device", "layer", "precision"};
-	static const char *const keys[] = {"devices", "layers", "precisions"};
-	for (int i = 0; i < 3; i++) {
+	static const char *const cols[] = {"device", "layer", "precision",
+					   "pass", "optimizer"};
+	static const char *const keys[] = {"devices", "layers", "precisions",
+					   "passes", "optimizers"};
+	for (int i = 0; i < 5; i++) {
 		char *s = distinct(r->t, g->rows, g->n, cols[i]);
 		if (s)
 			pn_model_add_info(m, "%s %s", keys[i], *s ? s : "NA");
 		free(s);
+	}
+	for (size_t j = 0; j < m->p; j++) {
+		char lo[40], hi[40];
+		if (m->feat[j].cat)
+			continue;
+		pn_fmt_num(lo, g->lo[j]);
+		pn_fmt_num(hi, g->hi[j]);
+		pn_model_add_info(m, "range %s %s %s", m->feat[j].name, lo, hi);
 	}
 	pn_model_add_info(m, "features %s", r->s.features);
 	pn_model_add_info(m, "seed %llu", (unsigned long long)r->s.seed);
@@ -527,6 +560,7 @@ pn_model *pn_fit_group(pn_fit *r, const char *layer, pn_fault *f)
 	    (r->s.logo && leave_devices_out(r) < 0))
 		return NULL;
 	describe(r);
+	pn_domain_parse(r->g.best);
 	pn_model *m = r->g.best;
 	r->g.best = NULL;
 	group_free(&r->g);

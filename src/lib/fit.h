@@ -19,9 +19,11 @@
  *      measured) on that device's rows in the model (pn_model_add_logo);
  *      with keep_folds, it also keeps each of those refitted models in the
  *      chosen model's folds (model.h), in device order;
- *   4. records the provenance lines (model.h's "info"): rows, devices,
- *      layers and precisions of the rows (pn-sum warns about a precision
- *      a model never saw), features, seed, the validation RMSE and, with
+ *   4. records the provenance lines (model.h's "info"): rows; the domain
+ *      (domain.h): devices, layers, precisions, passes and optimizers of
+ *      the rows (a line for each of these columns the table has), and the
+ *      range of each numeric feature over the training rows before the
+ *      log; features, seed, the validation RMSE and, with
  *      autofit, one line per family tried ("auto rf rmse 0.12", "auto mlp
  *      failed <why>"), and "created-by pn-fit VERSION".
  *

@@ -28,6 +28,11 @@
  *                                     precisions,
  *   info devices T4,V100              seed, features set, created by, and
  *   info seed 1                       the --auto comparison)
+ *   info passes fwd                  (the domain, domain.h: the values of
+ *   info optimizers none              layer, pass, precision, optimizer
+ *   info range batch 1 64             and device of the training rows;
+ *                                     per numeric feature, its smallest
+ *                                     and largest training value)
  *   body                             (family state, family-defined text)
  *   ...
  *   end
@@ -158,6 +163,9 @@ typedef struct pn_model {
 	int nfold;
 	struct pn_model **folds;  /* a main model's fold models, in file
 				     order, nfold of them */
+	struct pn_domain *domain; /* what it was fitted on, parsed from its
+				     info lines (domain.h); NULL until
+				     pn_domain_parse */
 } pn_model;
 
 /* Write one whole model, "pn-model 1" to "end", then its fold models.

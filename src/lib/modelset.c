@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "design.h"
+#include "domain.h"
 #include "err.h"
 #include "modelset.h"
 #include "tsv.h"
@@ -164,6 +165,7 @@ void pn_model_free(pn_model *m)
 	for (int i = 0; i < m->nfold; i++)
 		pn_model_free(m->folds[i]);
 	free(m->folds);
+	pn_domain_free(m->domain);
 	free(m->fold);
 	free(m->layer);
 	free(m->target);
@@ -404,6 +406,7 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 			pn_mread_die(r, "'%.40s', want 'end'",
 				     n ? tok[0] : "");
 	}
+	pn_domain_parse(m);
 	return m;
 }
 
@@ -476,6 +479,34 @@ const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer)
 	return any;
 }
 
+int pn_modelset_unranged(const pn_modelset *ms, char *buf, size_t n)
+{
+	int k = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < ms->n; i++) {
+		if (pn_domain_has_ranges(ms->m[i]))
+			continue;
+		if (len < n)
+			len += (size_t)snprintf(buf + len, n - len, "%s%s",
+						k ? ", " : "", ms->m[i]->layer);
+		k++;
+	}
+	return k;
+}
+
+void pn_modelset_warn_unranged(const pn_modelset *ms, const char *file)
+{
+	char list[256];
+	int k = pn_modelset_unranged(ms, list, sizeof list);
+	if (k)
+		pn_warn("%s: the model%s of layer%s %s record%s no feature "
+			"ranges (an older pn-fit): %s rows are not checked for "
+			"range (refit %s)", file, k == 1 ? "" : "s",
+			k == 1 ? "" : "s", list, k == 1 ? "s" : "",
+			k == 1 ? "its" : "their", k == 1 ? "it" : "them");
+}
+
 /* ---- prediction ------------------------------------------------------- */
 
 typedef struct {
@@ -486,6 +517,7 @@ typedef struct {
 	char *missing;          /* why rows of this model cannot be predicted */
 	int basecol;            /* logratio: the base column */
 	double *x;              /* queued rows, p each */
+	double *raw;            /* one row's values before log and scaling */
 	double *base;           /* logratio: each queued row's base */
 	double *y;
 	size_t cnt, cap;
@@ -501,6 +533,9 @@ struct pn_predictor {
 	size_t nrows, cap;
 	int last;               /* model of the last layer looked up */
 	char *last_layer;
+	int dcol[PN_DOM_NCAT];  /* the domain's columns, or -1 */
+	char *why;              /* per queued row, PN_DOMAIN_WHY bytes: its
+				   domain verdict (domain.h) */
 	char err[512];
 };
 
@@ -550,6 +585,7 @@ static void slot_init(slot *s, const pn_model *m, int ncols,
 	s->basecol = -1;
 	s->catval = pn_xcalloc(m->p, sizeof *s->catval);
 	s->catlen = pn_xcalloc(m->p, sizeof *s->catlen);
+	s->raw = pn_xmalloc(m->p * sizeof *s->raw);
 	for (size_t j = 0; j < m->p && !s->missing; j++) {
 		const char *name = m->feat[j].name;
 		size_t n = strlen(name);
@@ -593,6 +629,12 @@ pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 	p->s = pn_xcalloc((size_t)n, sizeof *p->s);
 	p->star = -1;
 	p->last = -1;
+	for (int k = 0; k < PN_DOM_NCAT; k++) {
+		p->dcol[k] = -1;
+		for (int c = 0; c < ncols; c++)
+			if (strcmp(colnames[c], pn_domain_cols[k]) == 0)
+				p->dcol[k] = c;
+	}
 	/* the models first, as in the set, then every fold model */
 	for (int i = 0; i < ms->n; i++) {
 		slot_init(&p->s[i], ms->m[i], ncols, colnames);
@@ -620,12 +662,14 @@ void pn_predictor_free(pn_predictor *p)
 		free(p->s[i].catlen);
 		free(p->s[i].missing);
 		free(p->s[i].x);
+		free(p->s[i].raw);
 		free(p->s[i].base);
 		free(p->s[i].y);
 	}
 	free(p->s);
 	free(p->row_model);
 	free(p->row_at);
+	free(p->why);
 	free(p->last_layer);
 	free(p);
 }
@@ -655,6 +699,26 @@ static int fold_of(const pn_predictor *p, int k, const char *device)
 		if (p->s[i].owner == k && strcmp(p->s[i].m->fold, device) == 0)
 			return i;
 	return -1;
+}
+
+/* The domain verdict of a row (fields, lens) of layer that slot s takes:
+ * a fold model is checked against the domain of its model, which records
+ * what the fold saw but the device. */
+static void verdict(const pn_predictor *p, const slot *s, const char *layer,
+		    const char *const *fields, const size_t *lens, char *why)
+{
+	const pn_model *m = s->owner >= 0 ? p->s[s->owner].m : s->m;
+	const char *val[PN_DOM_NCAT] = {layer};
+	char buf[PN_DOM_NCAT][32];
+	for (int k = 1; k < PN_DOM_NCAT; k++) {
+		int c = p->dcol[k];
+		if (c < 0)
+			continue;
+		size_t n = lens ? lens[c] : strlen(fields[c]);
+		snprintf(buf[k], sizeof buf[k], "%.*s", (int)n, fields[c]);
+		val[k] = buf[k];
+	}
+	pn_domain_check_fields(m, val, s->raw, why, PN_DOMAIN_WHY);
 }
 
 int pn_predictor_push(pn_predictor *p, const char *layer,
@@ -726,6 +790,7 @@ int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 		else if (field_num(f->name, v, n, &d, p->err,
 				   sizeof p->err) < 0)
 			return -2;
+		s->raw[j] = d;
 		x[j] = pn_feature_input(f, d);
 	}
 	if (p->nrows == p->cap) {
@@ -733,7 +798,9 @@ int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 		p->row_model = pn_xrealloc(p->row_model,
 					   p->cap * sizeof *p->row_model);
 		p->row_at = pn_xrealloc(p->row_at, p->cap * sizeof *p->row_at);
+		p->why = pn_xrealloc(p->why, p->cap * PN_DOMAIN_WHY);
 	}
+	verdict(p, s, layer, fields, lens, p->why + p->nrows * PN_DOMAIN_WHY);
 	p->row_model[p->nrows] = k;
 	p->row_at[p->nrows++] = s->cnt++;
 	return 0;
@@ -771,6 +838,13 @@ void pn_predictor_flush_models(pn_predictor *p, double *out,
 	for (int i = 0; i < p->nm; i++)
 		p->s[i].cnt = 0;
 	p->nrows = 0;
+}
+
+const char *pn_predictor_domain(const pn_predictor *p, size_t r)
+{
+	if (r >= p->cap)
+		PN_BUG("pn_predictor_domain of a row never queued");
+	return p->why + r * PN_DOMAIN_WHY;
 }
 
 const char *pn_predictor_error(const pn_predictor *p)

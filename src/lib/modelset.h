@@ -47,6 +47,15 @@ void pn_modelset_free(pn_modelset *ms);
  * NULL.  Never a fold model: those hang under their model (model.h). */
 const pn_model *pn_modelset_find(const pn_modelset *ms, const char *layer);
 
+/* The layers of the models of ms that record no range for some numeric
+ * feature (domain.h: a file of an older pn-fit), "*" for a catch-all,
+ * joined by ", " into buf (n bytes, truncated); returns their count. */
+int pn_modelset_unranged(const pn_modelset *ms, char *buf, size_t n);
+/* Say so on standard error, once: "FILE: the models of layers a, b record
+ * no feature ranges (an older pn-fit): their rows are not checked for
+ * range (refit them)"; nothing when every model has its ranges. */
+void pn_modelset_warn_unranged(const pn_modelset *ms, const char *file);
+
 /* Every family, NULL-terminated, in the order lr rf gbdt xgb mlp. */
 const pn_family *const *pn_family_all(void);
 
@@ -96,6 +105,13 @@ void pn_predictor_flush(pn_predictor *p, double *out);
  * which[0..pending). */
 void pn_predictor_flush_models(pn_predictor *p, double *out,
 			       const pn_model **which);
+/* The domain verdict (domain.h) of the r-th row of the last flush: "" when
+ * the row lies inside what its model (a fold model: its main model) was
+ * fitted on, else the dimensions outside, "pass=train,batch>64".  The
+ * row's layer is the one pushed, its pass, precision and optimizer the
+ * columns of those names (absent: their defaults), its ranges the values
+ * of the model's numeric features.  Valid until the next push. */
+const char *pn_predictor_domain(const pn_predictor *p, size_t r);
 /* The reason for the last -2 (or -1: "no model for layer 'x'"). */
 const char *pn_predictor_error(const pn_predictor *p);
 

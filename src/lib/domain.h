@@ -1,0 +1,98 @@
+/* domain.h - what a model was fitted on, and whether a row lies inside it.
+ *
+ * pn-fit(1) records a model's domain in its "info" lines (model.h):
+ *
+ *   info layers dense               the values of each categorical
+ *   info passes fwd                 dimension in the training rows,
+ *   info precisions fp32            sorted, comma-separated ("NA": the
+ *   info optimizers none            column was there but empty)
+ *   info devices T4,V100
+ *   info range batch 1 64           per numeric feature of the model: the
+ *   info range flops 2048 1.2e12    smallest and largest value of its
+ *                                   column over the training rows, before
+ *                                   --log-features and scaling
+ *
+ * A row is inside the domain when its layer type (for a "*" model), pass,
+ * precision and optimizer are each among those recorded, and each numeric
+ * feature lies in its range.  The device is not a dimension: an unseen GPU
+ * is what pn predicts for, through its spec features (roofline_ms,
+ * compute_ms, waves, ...), whose ranges are checked like any feature.
+ *
+ * Ranges are checked without a margin: no model here is known to be good
+ * beyond its data, so the edge is the data's edge.  Only rounding is
+ * forgiven (PN_DOMAIN_RTOL): a derived feature that pn-sum computes for a
+ * training configuration must not fall out by its last bit.
+ *
+ * Older model files lack some lines.  A categorical dimension that is not
+ * recorded is taken as its default value only (pass fwd, precision fp32,
+ * optimizer none: what a row without that column is), never as "every
+ * value seen", so an old model never calls a train or adam row inside.  A
+ * "*" model without a layers line, and a feature without a range line,
+ * are not checked (nothing says what they saw);
+ * pn_domain_has_ranges() tells the tools so they can say it.
+ */
+#ifndef PN_DOMAIN_H
+#define PN_DOMAIN_H
+
+#include <stddef.h>
+
+#include "layer.h"
+#include "model.h"
+
+/* Ranges are widened by this fraction of their bounds' magnitude. */
+#define PN_DOMAIN_RTOL 1e-9
+
+/* The dimensions checked on the categorical side, in the order a verdict
+ * names them. */
+enum { PN_DOM_LAYER, PN_DOM_PASS, PN_DOM_PRECISION, PN_DOM_OPTIMIZER,
+       PN_DOM_NCAT };
+/* Their column names ("layer" "pass" "precision" "optimizer"), and their
+ * info keys ("layers" "passes" "precisions" "optimizers"). */
+extern const char *const pn_domain_cols[PN_DOM_NCAT + 1];
+extern const char *const pn_domain_keys[PN_DOM_NCAT + 1];
+
+/* A verdict's room: a longer one ends in "...". */
+#define PN_DOMAIN_WHY 160
+
+/* Parse m's info lines into its domain (m->domain), replacing any before;
+ * modelset.c calls it on every model read, pn_fit_group on every model
+ * fitted.  Never fails: an info line it cannot read (a range whose bounds
+ * are not numbers, or of no feature of m) is left unchecked. */
+void pn_domain_parse(pn_model *m);
+void pn_domain_free(struct pn_domain *d);
+
+/* 1 when every numeric feature of m has a recorded range, else 0 (a model
+ * fitted before ranges were recorded). */
+int pn_domain_has_ranges(const pn_model *m);
+
+/* 1 when m saw value (as written in a layer row; NULL, "" or "NA": the
+ * column's default) in categorical dimension k (PN_DOM_*), by the rules
+ * above (no line for k: the default only; for PN_DOM_LAYER no line:
+ * every type), else 0: the one reader of these lines, for the tools that
+ * choose how to predict a row by what its model saw (pn-sum: whether a
+ * train row's model saw such steps, a precision no model saw). */
+int pn_domain_saw(const pn_model *m, int k, const char *value);
+
+/* Whether a row is inside m's domain.  val[PN_DOM_*]: the row's layer
+ * type, pass, precision and optimizer as written in a layer row (NULL, ""
+ * or "NA": the column's default; the layer is only checked for a "*"
+ * model); feat: the row's value of each of m's m->p features, before
+ * log and scaling (cat features are ignored), or NULL to check no range.
+ * Returns 0 inside (why = ""), or the number of dimensions outside, with
+ * why (n bytes, at most PN_DOMAIN_WHY used) naming them in the order
+ * layer, pass, precision, optimizer, then features in the model's order:
+ *
+ *   pass=train,optimizer=adam,batch>64,flops>1.2e+12
+ *
+ * (NAME=VALUE: a value never seen; NAME>MAX or NAME<MIN: a feature above
+ * or below its range, with the bound in %g). */
+int pn_domain_check_fields(const pn_model *m, const char *const *val,
+			   const double *feat, char *why, size_t n);
+
+/* pn_domain_check_fields for a layer configuration l (its type, pass,
+ * precision and optimizer); the call the predicting code makes per
+ * (sub)row. */
+int pn_domain_check(const pn_model *m, const pn_layer *l, const double *feat,
+		    char *why, size_t n);
+
+#endif
