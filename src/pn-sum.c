@@ -89,8 +89,9 @@ enum { NATTR = 6, X_DEVICE = NATTR, X_FEAT, X_N = X_FEAT + PN_F_N };
 
 /* The domain verdicts (domain.h) of the predictions at the batch: for row
  * i on GPU d, at[(d * n + i) * PN_DOMAIN_WHY] ("" inside; roofline rows
- * ""), where at is NULL while the last batch is predicted.  --strict dies
- * at the first verdict that is not "". */
+ * ""; a row with parts: its own, else its first part's, domain_keep),
+ * where at is NULL while the last batch is predicted.  --strict dies at
+ * the first verdict that is not "". */
 typedef struct {
 	const pn_network *net;
 	const pn_gpu *const *dev;       /* the GPUs being predicted */
