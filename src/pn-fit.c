@@ -1,10 +1,12 @@
 /* pn-fit - fit a latency model per layer type from featurized rows */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "featurize.h"
 #include "fit.h"
@@ -54,6 +56,9 @@ static const char usage_tail[] =
 "      --by-layer        one model per value of the layer column (default)\n"
 "      --no-by-layer     one model for all rows (layer '*')\n"
 "  -o, --output FILE     write the model to FILE instead of standard output\n"
+"      --timings         say on standard error where the wall time went:\n"
+"                        reading, each layer's preparing and fitting,\n"
+"                        writing\n"
 "  -h, --help            display this help and exit\n"
 "      --version         output version information and exit\n"
 "\n";
@@ -64,7 +69,7 @@ static const char usage_end[] =
 "Families and their parameters: see pn-fit(1).\n";
 
 enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_FOLDS,
-       OPT_SKIP, OPT_NO_LOG, OPT_VERSION };
+       OPT_SKIP, OPT_NO_LOG, OPT_TIMINGS, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"family", required_argument, NULL, 'f'},
@@ -84,6 +89,7 @@ static const struct option longopts[] = {
 	{"by-layer", no_argument, NULL, OPT_BY_LAYER},
 	{"no-by-layer", no_argument, NULL, OPT_NO_BY_LAYER},
 	{"output", required_argument, NULL, 'o'},
+	{"timings", no_argument, NULL, OPT_TIMINGS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0}
@@ -229,6 +235,29 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 		pn_usage_error("invalid --features '%s'", features);
 }
 
+/* ---- --timings ---------------------------------------------------------------- */
+
+static void timing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void timing(const char *fmt, ...)
+{
+	va_list ap;
+	progress_done();
+	fprintf(stderr, "%s: timings: ", pn_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void group_timing(const pn_fit *fit, const char *layer)
+{
+	pn_fit_times t;
+	pn_fit_group_times(fit, &t);
+	timing("layer %s, %zu rows, %zu features: prepare %.3f s, fit %.3f s, "
+	       "other %.3f s", layer, t.rows, t.features, t.prepare, t.fit,
+	       t.other);
+}
+
 /* Set the progress line's subject: the layer and family being fitted. */
 static void progress_start(const char *layer, const char *family)
 {
@@ -246,7 +275,7 @@ int main(int argc, char **argv)
 		 .by_layer = 1};
 	pn_fit_spec *s = &r.s;
 	const char *family = "xgb", *valpath = NULL, *output = NULL;
-	int skip = 0, c;
+	int skip = 0, timings = 0, c;
 	argv[0] = (char *)pn_prog;   /* getopt's messages start "pn-fit: " */
 	while ((c = getopt_long(argc, argv, "f:F:t:lr::Lv:p:s:o:h", longopts,
 				NULL)) != -1) {
@@ -268,6 +297,7 @@ int main(int argc, char **argv)
 		case OPT_BY_LAYER: r.by_layer = 1; break;
 		case OPT_NO_BY_LAYER: r.by_layer = 0; break;
 		case 'o': output = optarg; break;
+		case OPT_TIMINGS: timings = 1; break;
 		case 'h': usage(); return PN_EXIT_OK;
 		case OPT_VERSION: pn_version();
 		default: pn_try_help();
@@ -281,8 +311,12 @@ int main(int argc, char **argv)
 	check_options(s, valpath);
 	s->par = &r.par;
 
+	double t0 = pn_now_s();
 	r.t = pn_table_read(optind < argc ? argv[optind] : "-");
 	r.val = valpath ? pn_table_read(valpath) : NULL;
+	if (timings)
+		timing("read %.3f s, %zu rows%s", pn_now_s() - t0,
+		       r.t->nrows, r.val ? " and validation" : "");
 	if ((skip && (pn_fit_skip_failed(r.t, "", &r.fault) < 0 ||
 		      (r.val && pn_fit_skip_failed(r.val, "validation ",
 						   &r.fault) < 0))) ||
@@ -300,7 +334,10 @@ int main(int argc, char **argv)
 		if (!(r.models[i] = pn_fit_group(r.fit, r.layers.s[i],
 						 &r.fault)))
 			fail(&r);
+		else if (timings)
+			group_timing(r.fit, r.layers.s[i]);
 	progress_done();
+	double tw = pn_now_s();
 
 	FILE *f = pn_output_open(output);
 	for (int i = 0; i < r.layers.n; i++)
@@ -308,6 +345,11 @@ int main(int argc, char **argv)
 	pn_output_close(f);
 	if (f != stdout)
 		pn_output_close(stdout);
+	if (timings) {
+		double t1 = pn_now_s();
+		timing("write %.3f s", t1 - tw);
+		timing("total %.3f s", t1 - t0);
+	}
 	run_free(&r);
 	return PN_EXIT_OK;
 }

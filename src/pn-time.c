@@ -14,6 +14,7 @@
 #include "../cuda/detect.h"
 #include "../time/backend.h"
 #include "../time/partial.h"
+#include "clock.h"
 #include "config.h"
 #include "drift.h"
 #include "err.h"
@@ -303,13 +304,6 @@ static double avail_bytes(void)
 	return isnan(kb) ? 0 : kb * 1024;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Rows of a regular file (for the ETA), or -1. */
 static long count_rows(const char *path)
 {
@@ -328,7 +322,7 @@ static long count_rows(const char *path)
 /* done rows of total (-1: unknown), fresh of them measured since t0 */
 static void progress(long done, long total, long fresh, double t0, int last)
 {
-	double dt = now_s() - t0, rate = dt > 0 ? fresh / dt : 0;
+	double dt = pn_now_s() - t0, rate = dt > 0 ? fresh / dt : 0;
 	fprintf(stderr, "\r%s: %ld", pn_prog, done);
 	if (total > 0)
 		fprintf(stderr, "/%ld", total);
@@ -867,7 +861,7 @@ int main(int argc, char **argv)
 	output out = open_output(set, in, cols, tout, mine, &kept,
 				 &failed_checks);
 	rows = kept;
-	double t0 = now_s();
+	double t0 = pn_now_s();
 	while (pn_tsv_read(in)) {
 		result res;
 		double mem, err;

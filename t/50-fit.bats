@@ -360,3 +360,22 @@ features_of() {
 	grep -q 'lr, rf, gbdt, xgb or mlp' "$T/out"
 	grep -q 'baseline, co, cocm, cocmct, phys' "$T/out"
 }
+
+@test "pn-fit --timings says on standard error where the time went, a line a phase and layer" {
+	run_io pn-fit -f lr --timings -o m.model "$F/train.tsv"
+	[ "$status" -eq 0 ]
+	n='[0-9]+\.[0-9]{3} s'
+	[ "$(wc -l <"$T/err")" -eq 5 ]
+	sed -n 1p "$T/err" | grep -Eqx "pn-fit: timings: read $n, 160 rows"
+	sed -n 2p "$T/err" | grep -Eqx "pn-fit: timings: layer bmm, 80 rows, 19 features: prepare $n, fit $n, other $n"
+	sed -n 3p "$T/err" | grep -Eqx "pn-fit: timings: layer dense, 80 rows, 18 features: prepare $n, fit $n, other $n"
+	sed -n 4p "$T/err" | grep -Eqx "pn-fit: timings: write $n"
+	sed -n 5p "$T/err" | grep -Eqx "pn-fit: timings: total $n"
+}
+
+@test "pn-fit --timings writes the same model as without it" {
+	pn-fit -f lr -o plain.model "$F/train.tsv"
+	pn-fit -f lr --timings -o timed.model "$F/train.tsv" 2>/dev/null
+	cmp plain.model timed.model
+}
+

@@ -295,6 +295,24 @@ int pn_design_encode(const pn_design *d, const pn_table *t,
 	return rc;
 }
 
+double *pn_design_take(pn_design *d, const pn_table *t, const size_t *rows,
+		       size_t n)
+{
+	if (!d->num || t != d->num_t || rows != d->num_rows || n != d->num_n ||
+	    (size_t)d->num_cols != d->p || (size_t)d->n != d->p)
+		return NULL;
+	for (int k = 0; k < d->n; k++)
+		if (d->c[k].cat || d->num_of[k] != k)
+			return NULL;
+	size_t m = n * d->p;
+	for (size_t i = 0; i < m; i++)
+		if (isnan(d->num[i]))
+			return NULL;
+	double *x = d->num;
+	d->num = NULL;
+	return x;
+}
+
 /* ---- the target --------------------------------------------------------- */
 
 /* The NA target of row r: a failed row (status other than "ok") or a

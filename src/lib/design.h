@@ -83,6 +83,14 @@ int pn_design_classify(pn_design *d, const pn_table *t, const size_t *rows,
  * same t, rows and n) takes the numbers classifying parsed. */
 int pn_design_encode(const pn_design *d, const pn_table *t,
 		     const size_t *rows, size_t n, double *x, pn_fault *f);
+/* The encoded rows just classified (the same t, rows and n), without a
+ * copy, when they are classifying's numbers as they stand: every feature
+ * a number read from t, the design's columns in classifying's order, none
+ * NA.  The caller owns the returned n x d->p matrix (what
+ * pn_design_encode would write) and d keeps no numbers; NULL (d
+ * unchanged) otherwise: encode. */
+double *pn_design_take(pn_design *d, const pn_table *t, const size_t *rows,
+		       size_t n);
 void pn_design_free(pn_design *d);
 
 /* The fitted target of rows[0..n): column col, its log (log), or the log

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "design.h"
 #include "domain.h"
 #include "err.h"
@@ -40,6 +41,7 @@ struct pn_fit {
 		double *x, *y, *vx, *vy, *xs, *pred;
 	} lo;
 	pn_fault *fault;
+	pn_fit_times times;     /* the last group's */
 };
 
 static void group_free(group *g)
@@ -169,8 +171,10 @@ static pn_model *fit_family(pn_fit *r, const pn_family *fam, const double *x,
 	if (r->s.start)
 		r->s.start(g->layer, fam->name);
 	err[0] = '\0';
+	double t0 = pn_now_s();
 	m->state = fam->fit(&d, nv ? &v : NULL, r->s.par, r->s.seed,
 			    r->s.progress, err);
+	r->times.fit += pn_now_s() - t0;
 	pn_params *par = r->s.par;
 	for (int i = 0; i < par->n; i++)
 		if (par->used[i]) {
@@ -364,12 +368,14 @@ static int prepare(pn_fit *r, const char *layer)
 	if (p == 0)
 		return pn_fault_set(f, PN_EXIT_DATA, t->path, 0, "no features "
 				    "for layer '%s'", layer);
-	g->x = pn_xmalloc(g->n * p * sizeof *g->x);
 	g->y = pn_xmalloc(g->n * sizeof *g->y);
 	int tc = pn_table_col(t, r->s.target, f);
 	int base = r->s.base ? pn_table_col(t, r->s.base, f) : -1;
-	if (pn_design_encode(&g->d, t, g->rows, g->n, g->x, f) < 0 ||
-	    pn_design_target(t, g->rows, g->n, tc, r->s.log, base, g->y, f) < 0)
+	if (!(g->x = pn_design_take(&g->d, t, g->rows, g->n)) &&
+	    pn_design_encode(&g->d, t, g->rows, g->n,
+			     g->x = pn_xmalloc(g->n * p * sizeof *g->x), f) < 0)
+		return -1;
+	if (pn_design_target(t, g->rows, g->n, tc, r->s.log, base, g->y, f) < 0)
 		return -1;
 	ranges(g);
 	if (r->s.logfeat) {
@@ -555,8 +561,16 @@ void pn_fit_free(pn_fit *r)
 
 pn_model *pn_fit_group(pn_fit *r, const char *layer, pn_fault *f)
 {
+	pn_fit_times *t = &r->times;
+	double t0 = pn_now_s();
+	*t = (pn_fit_times){0};
 	r->fault = f;
-	if (prepare(r, layer) < 0 || choose(r, r->fitted++ == 0) < 0 ||
+	if (prepare(r, layer) < 0)
+		return NULL;
+	t->prepare = pn_now_s() - t0;
+	t->rows = r->g.n;
+	t->features = r->g.d.p;
+	if (choose(r, r->fitted++ == 0) < 0 ||
 	    (r->s.logo && leave_devices_out(r) < 0))
 		return NULL;
 	describe(r);
@@ -564,7 +578,13 @@ pn_model *pn_fit_group(pn_fit *r, const char *layer, pn_fault *f)
 	pn_model *m = r->g.best;
 	r->g.best = NULL;
 	group_free(&r->g);
+	t->other = pn_now_s() - t0 - t->prepare - t->fit;
 	return m;
+}
+
+void pn_fit_group_times(const pn_fit *r, pn_fit_times *t)
+{
+	*t = r->times;
 }
 
 int pn_fit_layers(const pn_table *t, const pn_table *val, int by_layer,

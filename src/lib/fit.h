@@ -122,4 +122,17 @@ int pn_fit_layers(const pn_table *t, const pn_table *val, int by_layer,
  * (the caller frees it with pn_model_free), or NULL with f set. */
 pn_model *pn_fit_group(pn_fit *fit, const char *layer, pn_fault *f);
 
+/* Where the last pn_fit_group's wall time went (clock.h), in seconds:
+ * prepare, the design and its encoded rows (parsing the cells, the target
+ * transform); fit, inside the families' fit functions (for xgb: XGBoost's
+ * binning and rounds, with pn's float copy of the rows; with --auto or
+ * --logo, every family and fold); other, the rest (scaling, validation
+ * predictions, the model's info lines).  rows and features: the group's
+ * training rows and design columns. */
+typedef struct {
+	double prepare, fit, other;
+	size_t rows, features;
+} pn_fit_times;
+void pn_fit_group_times(const pn_fit *fit, pn_fit_times *t);
+
 #endif

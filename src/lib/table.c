@@ -50,6 +50,22 @@ static char *arena_copy(pn_table *t, const char *s, size_t n, char **cur,
 	return d;
 }
 
+/* The current row of in into cells at..at+ncols of t: its fields are one
+ * span of the reader's buffer (tsv.h), copied at once. */
+static void copy_row(pn_table *t, const pn_tsv *in, size_t at, char **cur,
+		     size_t *left)
+{
+	const char *s0 = pn_tsv_str(in, 0);
+	int last = t->ncols - 1;
+	size_t span = (size_t)(pn_tsv_str(in, last) - s0) +
+		      pn_tsv_len(in, last);
+	const char *d = arena_copy(t, s0, span, cur, left);
+	for (int c = 0; c < t->ncols; c++) {
+		t->cell[at + (size_t)c] = d + (pn_tsv_str(in, c) - s0);
+		t->len[at + (size_t)c] = (uint32_t)pn_tsv_len(in, c);
+	}
+}
+
 pn_table *pn_table_read(const char *path)
 {
 	pn_table *t = pn_xcalloc(1, sizeof *t);
@@ -71,13 +87,7 @@ pn_table *pn_table_read(const char *path)
 					     sizeof *t->len);
 			t->line = pn_xrealloc(t->line, cap * sizeof *t->line);
 		}
-		size_t at = t->nrows * (size_t)t->ncols;
-		for (int c = 0; c < t->ncols; c++) {
-			size_t n = pn_tsv_len(in, c);
-			t->cell[at + (size_t)c] = arena_copy(t, pn_tsv_str(in, c),
-							     n, &cur, &left);
-			t->len[at + (size_t)c] = (uint32_t)n;
-		}
+		copy_row(t, in, t->nrows * (size_t)t->ncols, &cur, &left);
 		t->line[t->nrows++] = pn_tsv_lineno(in);
 	}
 	pn_tsv_close(in);

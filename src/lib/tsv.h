@@ -45,7 +45,10 @@ int pn_tsv_col(const pn_tsv *t, const char *name);
  * Blank lines are errors too (they have one field). */
 int pn_tsv_read(pn_tsv *t);
 
-/* Field col of the current row, NUL-terminated, and its length. */
+/* Field col of the current row, NUL-terminated, and its length.  The
+ * fields of a row lie in order in one buffer, each but the last ended by
+ * the NUL that replaced its tab: field 0 to the end of the last field is
+ * the row (table.c copies it whole). */
 const char *pn_tsv_str(const pn_tsv *t, int col);
 size_t pn_tsv_len(const pn_tsv *t, int col);
 
