@@ -17,6 +17,15 @@ setup() { T=$BATS_TEST_TMPDIR; }
 # prof LINES...: a profile of the given lines after the header, in $T/p.tsv
 prof() { printf 'cost\tus\n' >"$T/p.tsv"; printf '%s\n' "$@" >>"$T/p.tsv"; }
 
+# refused MESSAGE: pn-sum with the profile $T/p.tsv exits 1 with MESSAGE
+# on stderr and nothing on stdout
+refused() {
+	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "$1" ]
+}
+
 @test "pn-sum --framework adds each row's fixed costs by its type, op, activation, layers, steps and tensors" {
 	run_io pn-sum $A --framework "$F/profile.tsv" --per-layer "$F/net.tsv"
 	[ "$status" -eq 0 ]
@@ -56,53 +65,38 @@ prof() { printf 'cost\tus\n' >"$T/p.tsv"; printf '%s\n' "$@" >>"$T/p.tsv"; }
 
 @test "pn-sum --framework refuses a row whose cost the profile lacks" {
 	grep -v '^lstm.bwd.step' "$F/profile.tsv" >"$T/p.tsv"
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ ! -s "$T/out" ]
-	[ "$(cat "$T/err")" = "pn-sum: $F/net.tsv:5: the framework profile '$T/p.tsv' has no cost 'lstm.bwd.step'" ]
+	refused "pn-sum: $F/net.tsv:5: the framework profile '$T/p.tsv' has no cost 'lstm.bwd.step'"
 }
 
 @test "pn-sum --framework refuses a training network when the profile has no step cost" {
 	grep -v '^step' "$F/profile.tsv" >"$T/p.tsv"
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $F/net.tsv: the framework profile '$T/p.tsv' has no cost 'step'" ]
+	refused "pn-sum: $F/net.tsv: the framework profile '$T/p.tsv' has no cost 'step'"
 }
 
 @test "a framework profile with a repeated cost is refused" {
 	prof 'step	1' 'opt.sgd	2' 'step	3'
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $T/p.tsv:4: column 'cost': 'step' is repeated" ]
+	refused "pn-sum: $T/p.tsv:4: column 'cost': 'step' is repeated"
 }
 
 @test "a framework profile with a negative cost is refused" {
 	prof 'step	-1'
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $T/p.tsv:2: column 'us': '-1' is too small (at least 0)" ]
+	refused "pn-sum: $T/p.tsv:2: column 'us': '-1' is too small (at least 0)"
 }
 
 @test "a framework profile without a us column is refused" {
 	printf 'cost\ttime\nstep\t1\n' >"$T/p.tsv"
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $T/p.tsv:1: missing column 'us'" ]
+	refused "pn-sum: $T/p.tsv:1: missing column 'us'"
 }
 
 @test "a framework profile without costs is refused" {
 	prof
 	sed -i '2d' "$T/p.tsv"
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $T/p.tsv: no costs" ]
+	refused "pn-sum: $T/p.tsv: no costs"
 }
 
 @test "a framework profile with an empty cost name is refused" {
 	prof '	1'
-	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
-	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-sum: $T/p.tsv:2: column 'cost': empty name" ]
+	refused "pn-sum: $T/p.tsv:2: column 'cost': empty name"
 }
 
 @test "the shipped PyTorch CPU profile has every cost the test network needs" {
