@@ -500,12 +500,26 @@ static void step_combine(const stepper *st, const pn_network *net,
 
 /* ---- framework overhead (framework.h) ----------------------------------- */
 
+/* 1 when the network trains: has a train or bwd row (framework.h's
+ * `step`). */
+static int overhead_trains(const pn_network *net)
+{
+	for (long i = 0; i < net->n; i++)
+		if (net->r[i].phase == PN_PH_TRAIN ||
+		    net->r[i].phase == PN_PH_BWD)
+			return 1;
+	return 0;
+}
+
 /* --framework: each row's overhead (one instance; fwd bwd opt, ms) by its
  * optimizer of the step; dies at the row that needs a cost the profile
- * lacks. */
+ * lacks, or when a training network's step has none. */
 static double *overhead_rows(const pn_framework *fw, const stepper *st,
 			     const pn_network *net)
 {
+	if (overhead_trains(net) && pn_framework_cost(fw, "step") < 0)
+		pn_die_at(PN_EXIT_DATA, net->path, 0, "the framework profile "
+			  "'%s' has no cost 'step'", pn_framework_path(fw));
 	double *ov = pn_xmalloc((size_t)net->n * 3 * sizeof *ov);
 	for (long i = 0; i < net->n; i++) {
 		const pn_netrow *r = &net->r[i];
@@ -515,10 +529,12 @@ static double *overhead_rows(const pn_framework *fw, const stepper *st,
 		l.optimizer = step_opt(st, r);
 		const char *miss = pn_framework_row(fw, &l, r->phase,
 						    st->momentum, ov + 3 * i);
-		if (miss)
+		if (miss) {
+			free(ov);
 			pn_die_at(PN_EXIT_DATA, net->path, r->line, "the "
 				  "framework profile '%s' has no cost '%s'",
 				  pn_framework_path(fw), miss);
+		}
 	}
 	return ov;
 }
@@ -1356,17 +1372,11 @@ static void max_batches(const options *o, const pn_network *net,
 static void overhead_sum(const pn_framework *fw, const stepper *st,
 			 const pn_network *net, result *res, int ndev)
 {
-	double rows = 0, step = 0;
-	int trains = 0;
-	for (long i = 0; i < net->n; i++) {
+	double rows = 0;
+	double step = overhead_trains(net) ? pn_framework_cost(fw, "step") /
+					     1e3 : 0;
+	for (long i = 0; i < net->n; i++)
 		rows += overhead_of(st, i) * net->r[i].repeat;
-		trains |= net->r[i].phase == PN_PH_TRAIN ||
-			  net->r[i].phase == PN_PH_BWD;
-	}
-	if (trains && (step = pn_framework_cost(fw, "step")) < 0)
-		pn_die_at(PN_EXIT_DATA, net->path, 0, "the framework profile "
-			  "'%s' has no cost 'step'", pn_framework_path(fw));
-	step /= 1e3;
 	for (int d = 0; d < ndev; d++) {
 		result *r = &res[d];
 		r->overhead = rows + step;
