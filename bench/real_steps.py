@@ -6,6 +6,8 @@ the ground truth that bench/real-steps puts beside pn-sum.
   real_steps.py network CASE OUT.tsv      the case's pn network (one sample)
   real_steps.py measure CASE OUTDIR       time the case's training step
   real_steps.py memory CASE OUT.json      the peak memory of its step
+  real_steps.py recorded TSV CASE OUTDIR  the case's row of a measured.tsv
+                                          (bench/results/) as OUTDIR/CASE.json
 
 A case is NETWORK-bBATCH-OPTIMIZER (mlp-b32-adam).  A training step is
 what a framework runs: optimizer.zero_grad(set_to_none=True), forward,
@@ -490,6 +492,32 @@ def memory(case, out):
         json.dump(res, f, indent=1, sort_keys=True)
 
 
+def recorded(tsv, case, outdir):
+    """The case's row of a measured.tsv that bench/real-steps wrote (the
+    form bench/results/ keeps) as the JSON that `measure` writes, with
+    what that row holds: no per-step times, no per-op profile."""
+    with open(tsv) as f:
+        rows = [l.rstrip("\n").split("\t") for l in f if not l.startswith("#")]
+    head = rows[0]
+    for r in rows[1:]:
+        if r[0] != case:
+            continue
+        v = dict(zip(head, r))
+        res = {"case": case, "batch": int(v["batch"]), "steps": int(v["steps"]),
+               "warmup": int(v["warmup"]), "median_ms": float(v["median_ms"]),
+               "mean_ms": float(v["mean_ms"]), "cv": float(v["cv"]),
+               "wall_median_ms": float(v["wall_median_ms"]),
+               "threads": int(v["threads"]), "peak_bytes": int(v["peak_bytes"]),
+               "profile_groups_ms": {k[:-3]: float(x) for k, x in v.items()
+                                     if k.endswith("_ms") and k[:-3] not in
+                                     ("median", "mean", "wall_median") and float(x) > 0},
+               "recorded": tsv}
+        with open(os.path.join(outdir, case + ".json"), "w") as f:
+            json.dump(res, f, indent=1, sort_keys=True)
+        return
+    sys.exit("real_steps.py: %s: no case '%s'" % (tsv, case))
+
+
 def main(argv):
     if len(argv) >= 1 and argv[0] == "list":
         print("\n".join(cases()))
@@ -499,6 +527,8 @@ def main(argv):
         measure(argv[1], argv[2])
     elif len(argv) == 3 and argv[0] == "memory":
         memory(argv[1], argv[2])
+    elif len(argv) == 4 and argv[0] == "recorded":
+        recorded(argv[1], argv[2], argv[3])
     else:
         sys.exit(__doc__)
 

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "opt.h"
 #include "featurize.h"
+#include "framework.h"
 #include "gpuspec.h"
 #include "interval.h"
 #include "layer.h"
@@ -60,6 +61,9 @@ static const char usage[] =
 "                          (every row), amp-fp16 or amp-bf16 (autocast's\n"
 "                          rules, fp32 master weights, the casts as rows;\n"
 "                          default: each row's own precision)\n"
+"      --framework FILE    add a framework's fixed costs per op (a profile,\n"
+"                          samples/frameworks/) to every row and the step;\n"
+"                          column overhead_ms, last, says how much\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
 "      --strict            refuse (exit 1) a row that a model would predict\n"
 "                          outside what it was fitted on (its domain)\n"
@@ -71,13 +75,13 @@ static const char usage[] =
 "train_ms iteration_ms iterations epoch_s price_usd_h cost_usd cost_rank\n"
 "peak_gb mem_gb fits, one row per GPU, the GPUs the job fits first, each part\n"
 "by rising epoch time (batch: with --max-batch); with --interval also\n"
-"iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s.  Per-layer columns:\n"
-"the network's, then device source rule time_ms total_ms [time_lo_ms\n"
-"time_hi_ms] weights_bytes grads_bytes state_bytes saved_bytes\n"
-"workspace_bytes domain.  A train row whose model never saw train steps with\n"
-"its optimizer is split into forward, backward and optimizer parts (rule\n"
-"decomposed).  The network format, the parts, the memory model and the\n"
-"domain: see pn-sum(1).\n";
+"iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s; with --framework\n"
+"also overhead_ms.  Per-layer columns: the network's, then device source rule\n"
+"time_ms total_ms [time_lo_ms time_hi_ms] weights_bytes grads_bytes\n"
+"state_bytes saved_bytes workspace_bytes domain [overhead_ms].  A train row\n"
+"whose model never saw train steps with its optimizer is split into forward,\n"
+"backward and optimizer parts (rule decomposed).  The network format, the\n"
+"parts, the memory model and the domain: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -275,6 +279,8 @@ typedef struct {
 	double level;
 	partpath pp;
 	domains *dom;           /* the model path's, for the parts' verdicts */
+	double *overhead;       /* --framework: each row's, by fwd bwd opt
+				   (framework.h), ms; else NULL */
 } stepper;
 
 /* The optimizer of row r's step: --optimizer for a row with weights or
@@ -506,6 +512,74 @@ static void step_combine(const stepper *st, const pn_network *net,
 	}
 }
 
+/* ---- framework overhead (framework.h) ----------------------------------- */
+
+/* 1 when the network trains: has a train or bwd row (framework.h's
+ * `step`). */
+static int overhead_trains(const pn_network *net)
+{
+	for (long i = 0; i < net->n; i++)
+		if (net->r[i].phase == PN_PH_TRAIN ||
+		    net->r[i].phase == PN_PH_BWD)
+			return 1;
+	return 0;
+}
+
+/* --framework: each row's overhead (one instance; fwd bwd opt, ms) by its
+ * optimizer of the step; dies at the row that needs a cost the profile
+ * lacks, or when a training network's step has none. */
+static double *overhead_rows(const pn_framework *fw, const stepper *st,
+			     const pn_network *net)
+{
+	if (overhead_trains(net) && pn_framework_cost(fw, "step") < 0)
+		pn_die_at(PN_EXIT_DATA, net->path, 0, "the framework profile "
+			  "'%s' has no cost 'step'", pn_framework_path(fw));
+	double *ov = pn_xmalloc((size_t)net->n * 3 * sizeof *ov);
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		pn_layer l;
+		double traffic;
+		pn_network_scaled(net, r, 1, &l, &traffic);
+		l.optimizer = step_opt(st, r);
+		const char *miss = pn_framework_row(fw, &l, r->phase,
+						    st->momentum, ov + 3 * i);
+		if (miss) {
+			free(ov);
+			pn_die_at(PN_EXIT_DATA, net->path, r->line, "the "
+				  "framework profile '%s' has no cost '%s'",
+				  pn_framework_path(fw), miss);
+		}
+	}
+	return ov;
+}
+
+/* A row's overhead, ms: the sum of its phases'. */
+static double overhead_of(const stepper *st, long i)
+{
+	const double *o = st->overhead + 3 * i;
+	return o[0] + o[1] + o[2];
+}
+
+/* Add each row's overhead to its time t and its phases sp: a decomposed
+ * row's to fwd, bwd and opt, another's to its own phase. */
+static void overhead_add(const stepper *st, const pn_network *net,
+			 size_t nt, double *t, double *sp)
+{
+	for (size_t j = 0; st->overhead && j < nt; j++) {
+		long i = (long)(j % (size_t)net->n);
+		const double *o = st->overhead + 3 * i;
+		double *s = sp + j * PN_STEP_NPHASES;
+		if (st->rule[i] == RULE_DECOMPOSED) {
+			s[PN_PH_FWD] += o[0];
+			s[PN_PH_BWD] += o[1];
+			s[PN_STEP_OPT] += o[2];
+		} else {
+			s[net->r[i].phase] += overhead_of(st, i);
+		}
+		t[j] += overhead_of(st, i);
+	}
+}
+
 /* Time of every row (one instance, ms) at `batch` samples on each of the
  * ndev GPUs into t[d * rows + i], by phase into sp (PN_STEP_NPHASES a
  * row, zeroed here), and with --interval its factors into k; a row is
@@ -550,6 +624,7 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	if (st->pp.p)
 		part_flush(st, sp, &pk);
 	step_combine(st, net, nt, t, sp, k, &pk);
+	overhead_add(st, net, nt, t, sp);
 	free(pk.one);
 	free(pk.sum);
 }
@@ -574,6 +649,7 @@ typedef struct {
 	const char *source;     /* of its rows' times (device_sources) */
 	int fits;
 	int rank, cost_rank;
+	double overhead;        /* --framework: per iteration, ms */
 } result;
 
 #define GIB 1073741824.0
@@ -703,10 +779,11 @@ static void plot(const char *path, const char *net, const result *res,
 /* ---- main -------------------------------------------------------------- */
 
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
-       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_STRICT };
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_STRICT, OPT_FRAMEWORK };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
+	const char *framework;  /* --framework FILE, or NULL */
 	int fallback, all, per_layer, fmt, max_batch, strict;
 	int pmode;              /* --precision: PN_PM_*, or -1 */
 	double level, batch, dataset;
@@ -729,6 +806,7 @@ static const struct option long_opts[] = {
 	{"momentum", no_argument, 0, OPT_MOMENTUM},
 	{"precision", required_argument, 0, OPT_PRECISION},
 	{"strict", no_argument, 0, OPT_STRICT},
+	{"framework", required_argument, 0, OPT_FRAMEWORK},
 	{"gpuspecs", required_argument, 0, 'g'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
@@ -813,6 +891,7 @@ static void parse_options(int argc, char **argv, options *o)
 			o->pmode = pn_opt_choice("--precision", optarg,
 						 pn_pmode_names);
 			break;
+		case OPT_FRAMEWORK: o->framework = optarg; break;
 		case 'g': o->specs = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
@@ -1146,23 +1225,26 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 /* --per-layer: the network at the batch, through network.h's writer, with
  * device source rule time_ms total_ms [time_lo_ms time_hi_ms], the row's
  * memory (memory.h, one instance) and its domain verdict (dom, "-" when
- * inside); mem[b]: the rows' bytes on backend b. */
+ * inside), then with --framework (ov) the row's overhead_ms; mem[b]: the
+ * rows' bytes on backend b. */
 static void write_layers(pn_sheet *tb, const pn_network *net,
 			 const unsigned char *src, const unsigned char *rule,
 			 const char *dom, double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
-			 const factors *kf, pn_mem_row *const *mem)
+			 const factors *kf, pn_mem_row *const *mem,
+			 const stepper *ov)
 {
 	static const char *const all[] = {
 		"device", "source", "rule", "time_ms", "total_ms",
 		"time_lo_ms", "time_hi_ms", "weights_bytes", "grads_bytes",
-		"state_bytes", "saved_bytes", "workspace_bytes", "domain"
+		"state_bytes", "saved_bytes", "workspace_bytes", "domain",
+		"overhead_ms"
 	};
-	enum { NX = 13 };
+	enum { NX = 14 };
 	const char *extra[NX];
 	int nx = 0, xcol[NX], at[NX];     /* at: the column's place in all */
 	for (int x = 0; x < NX; x++)
-		if (kf->one || (x != 5 && x != 6)) {
+		if ((kf->one || (x != 5 && x != 6)) && (ov || x != 13)) {
 			at[nx] = x;
 			extra[nx++] = all[x];
 		}
@@ -1182,7 +1264,8 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				       kf->one ? t[j] * kf->one[j] : NAN,
 				       m[i].weights, m[i].grads, m[i].state,
 				       m[i].saved, fmax(m[i].fwd_work,
-							m[i].bwd_work)};
+							m[i].bwd_work),
+				       NAN, ov ? overhead_of(ov, i) : NAN};
 			const char *why = row_domain(dom, j);
 			const char *s[3] = {dev[d]->name, src_names[
 				row_source(src[i], why)], rule_names[rule[i]]};
@@ -1196,7 +1279,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 						i, batch, c, buf));
 				else if (at[x] < 3)
 					pn_sheet_text(tb, s[at[x]]);
-				else if (at[x] == NX - 1)
+				else if (at[x] == 12)
 					pn_sheet_text(tb, *why ? why : "-");
 				else
 					pn_sheet_num(tb, v[at[x]]);
@@ -1209,7 +1292,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 
 /* The summary: one row per GPU in rank_results' order. */
 static void write_summary(pn_sheet *tb, const result *res, int ndev,
-			  int max_batch, int interval)
+			  int max_batch, int interval, int overhead)
 {
 	static const char *const head[] = {"rank", "device", "source", 0};
 	static const char *const lohi[] = {"iteration_lo_ms", "iteration_hi_ms",
@@ -1222,6 +1305,8 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 		pn_sheet_head(tb, sumcols[x], 0);
 	for (int x = 0; interval && lohi[x]; x++)
 		pn_sheet_head(tb, lohi[x], 0);
+	if (overhead)
+		pn_sheet_head(tb, "overhead_ms", 0);
 	pn_sheet_end(tb);
 	for (int d = 0; d < ndev; d++) {
 		const result *r = &res[d];
@@ -1249,6 +1334,8 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 			pn_sheet_num(tb, r->epoch_lo / 1e3);
 			pn_sheet_num(tb, r->epoch_hi / 1e3);
 		}
+		if (overhead)
+			pn_sheet_num(tb, r->overhead);
 		pn_sheet_end(tb);
 	}
 }
@@ -1335,6 +1422,31 @@ static void max_batches(const options *o, const pn_network *net,
 	}
 }
 
+/* --framework: each result's overhead per iteration (the rows', repeats
+ * counted, and the step's own cost, framework.h's `step`, in opt_ms when
+ * the network trains) and the step's cost added to its times. */
+static void overhead_sum(const pn_framework *fw, const stepper *st,
+			 const pn_network *net, result *res, int ndev)
+{
+	double rows = 0;
+	double step = overhead_trains(net) ? pn_framework_cost(fw, "step") /
+					     1e3 : 0;
+	for (long i = 0; i < net->n; i++)
+		rows += overhead_of(st, i) * net->r[i].repeat;
+	for (int d = 0; d < ndev; d++) {
+		result *r = &res[d];
+		r->overhead = rows + step;
+		r->ph[PN_STEP_OPT] += step;
+		r->iter_ms += step;
+		r->epoch_ms += r->iterations * step;
+		r->iter_lo += step;
+		r->iter_hi += step;
+		r->epoch_lo += r->iterations * step;
+		r->epoch_hi += r->iterations * step;
+		r->cost = r->epoch_ms / 3.6e6 * r->g->price_usd_h;
+	}
+}
+
 /* The stepper of the options (--optimizer, --momentum, mixed precision)
  * and models: each row's rule, and the parts' model path when some row
  * has parts. */
@@ -1378,6 +1490,9 @@ int main(int argc, char **argv)
 		pn_modelset_warn_unranged(ms, o.models);
 	stepper st;
 	step_init(&st, &o, ms, &net);
+	pn_framework *fw = o.framework ? pn_framework_load(o.framework) : NULL;
+	if (fw)
+		st.overhead = overhead_rows(fw, &st, &net);
 	unsigned char *bymodel = which_rows(&o, ms, &net, &st);
 	unsigned char *src = sources(ms, &net, bymodel);
 	step_sources(&st, &net, bymodel, src);
@@ -1405,6 +1520,8 @@ int main(int argc, char **argv)
 			rows[b] = pn_xmalloc((size_t)net.n * sizeof *rows[b]);
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
+	if (fw)
+		overhead_sum(fw, &st, &net, res, ndev);
 
 	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);
@@ -1412,9 +1529,10 @@ int main(int argc, char **argv)
 	rank_results(res, ndev);
 	if (o.per_layer)
 		write_layers(tb, &net, src, st.rule, mp.dom.all, o.batch, dev,
-			     ndev, t, &kf, rows);
+			     ndev, t, &kf, rows, st.overhead ? &st : NULL);
 	else
-		write_summary(tb, res, ndev, o.max_batch, o.level > 0);
+		write_summary(tb, res, ndev, o.max_batch, o.level > 0,
+			      st.overhead != NULL);
 	if (o.plotfile)
 		plot(o.plotfile, o.path, res, ndev, o.max_batch ? 0 : o.batch,
 		     o.dataset, o.level);
@@ -1426,6 +1544,8 @@ int main(int argc, char **argv)
 	part_free(&st.pp);
 	free(st.rule);
 	free(mp.dom.all);
+	free(st.overhead);
+	pn_framework_free(fw);
 	free(bymodel);
 	free(src);
 	free(kf.one);

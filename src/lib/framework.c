@@ -1,0 +1,162 @@
+/* framework.c - a framework's fixed costs (framework.h) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "framework.h"
+#include "network.h"
+#include "step.h"
+#include "tsv.h"
+
+typedef struct {
+	char *name;
+	double us;
+} cost;
+
+struct pn_framework {
+	char *path;
+	cost *c;
+	size_t n;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const cost *)a)->name, ((const cost *)b)->name);
+}
+
+pn_framework *pn_framework_load(const char *path)
+{
+	pn_tsv *in = pn_tsv_open(path);
+	int cname = pn_tsv_col(in, "cost"), cus = pn_tsv_col(in, "us");
+	pn_framework *fw = pn_xcalloc(1, sizeof *fw);
+	fw->path = pn_xstrdup(pn_tsv_path(in));
+	size_t cap = 0;
+	while (pn_tsv_read(in)) {
+		const char *s = pn_tsv_str(in, cname);
+		if (!*s)
+			pn_tsv_die(in, cname, "empty name");
+		if (pn_framework_cost(fw, s) >= 0)
+			pn_tsv_die(in, cname, "'%s' is repeated", s);
+		if (fw->n == cap) {
+			cap = cap ? 2 * cap : 32;
+			fw->c = pn_xrealloc(fw->c, cap * sizeof *fw->c);
+		}
+		fw->c[fw->n].us = pn_tsv_real(in, cus, PN_NONNEG);
+		fw->c[fw->n++].name = pn_xstrdup(s);
+		/* kept sorted for pn_framework_cost's search */
+		qsort(fw->c, fw->n, sizeof *fw->c, by_name);
+	}
+	if (fw->n == 0)
+		pn_die_at(PN_EXIT_DATA, fw->path, 0, "no costs");
+	pn_tsv_close(in);
+	return fw;
+}
+
+void pn_framework_free(pn_framework *fw)
+{
+	if (!fw)
+		return;
+	for (size_t i = 0; i < fw->n; i++)
+		free(fw->c[i].name);
+	free(fw->c);
+	free(fw->path);
+	free(fw);
+}
+
+const char *pn_framework_path(const pn_framework *fw)
+{
+	return fw->path;
+}
+
+double pn_framework_cost(const pn_framework *fw, const char *name)
+{
+	cost key = {(char *)name, 0};
+	const cost *c = fw->n ? bsearch(&key, fw->c, fw->n, sizeof *fw->c,
+					by_name) : NULL;
+	return c ? c->us : -1;
+}
+
+/* The missing cost's name, for pn_framework_row's caller. */
+static char missing[64];
+
+/* Cost a.b.c (b or c NULL: left out) into *us; 0, or -1 with its name in
+ * missing. */
+static int need(const pn_framework *fw, const char *a, const char *b,
+		const char *c, double *us)
+{
+	char name[64];
+	snprintf(name, sizeof name, "%s%s%s%s%s", a, b ? "." : "", b ? b : "",
+		 c ? "." : "", c ? c : "");
+	*us = pn_framework_cost(fw, name);
+	if (*us >= 0)
+		return 0;
+	snprintf(missing, sizeof missing, "%s", name);
+	return -1;
+}
+
+/* The parameter tensors of a row (framework.h's table). */
+static double tensors(const pn_layer *l)
+{
+	double dirs = 1 + (l->bidirectional > 0);
+	switch (l->type) {
+	case PN_DENSE: case PN_CONV2D: return 1 + l->bias;
+	case PN_ATTENTION: return 2 + 2 * l->bias;
+	case PN_EMBEDDING: case PN_POSENC: return 1;
+	case PN_LAYERNORM: case PN_BATCHNORM: return 2;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return l->layers * dirs * (2 + 2 * l->bias);
+	default: return 0;
+	}
+}
+
+/* The overhead of one pass ("fwd", "bwd") of l, us, or -1. */
+static double pass_us(const pn_framework *fw, const pn_layer *l,
+		      const char *pass)
+{
+	const char *type = pn_layer_name(l->type);
+	double us, step, act = 0;
+	int opped = strcmp(l->op, type) != 0 && l->op[0];
+	if (!(opped && need(fw, type, l->op, pass, &us) == 0) &&
+	    need(fw, type, pass, NULL, &us) != 0)
+		return -1;
+	if (l->type == PN_RNN || l->type == PN_LSTM || l->type == PN_GRU) {
+		if (need(fw, type, pass, "step", &step) != 0)
+			return -1;
+		us += l->layers * (1 + (l->bidirectional > 0)) * l->seq_len *
+		      step;
+	}
+	if ((l->type == PN_DENSE || l->type == PN_CONV2D) &&
+	    l->activation != PN_ACT_NONE &&
+	    need(fw, "elementwise", pn_act_name((int)l->activation), pass,
+		 &act) != 0)
+		return -1;
+	return us + act;
+}
+
+const char *pn_framework_row(const pn_framework *fw, const pn_layer *l,
+			     int phase, int momentum, double ms[3])
+{
+	double v[3] = {0, 0, 0};
+	int fwd = phase == PN_PH_FWD || phase == PN_PH_TRAIN;
+	int bwd = phase == PN_PH_BWD || phase == PN_PH_TRAIN;
+	if ((fwd && (v[0] = pass_us(fw, l, "fwd")) < 0) ||
+	    (bwd && (v[1] = pass_us(fw, l, "bwd")) < 0))
+		return missing;
+	double n = tensors(l);
+	if (phase == PN_PH_TRAIN && l->optimizer != PN_OPT_NONE && n > 0) {
+		char opt[32];
+		double tensor, element;
+		int mom = momentum && (l->optimizer == PN_OPT_SGD ||
+				       l->optimizer == PN_OPT_RMSPROP);
+		snprintf(opt, sizeof opt, "%s%s", pn_opt_name(l->optimizer),
+			 mom ? ".momentum" : "");
+		if (need(fw, "opt", opt, NULL, &tensor) != 0 ||
+		    need(fw, "opt", opt, "element", &element) != 0)
+			return missing;
+		v[2] = n * tensor + pn_step_weights(l) * element;
+	}
+	for (int p = 0; p < 3; p++)
+		ms[p] = v[p] / 1e3;
+	return NULL;
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# pn-sum --framework: a framework's fixed costs per op added to every row
+# (src/lib/framework.h, pn-sum(1) FRAMEWORK OVERHEAD).
+load test_helper
+
+F="$FIX/framework"
+A="--fallback roofline -g $FIX/sum/gpus.tsv -d UNIT -b 4"
+# profile.tsv (us): step 100; opt.adam 20 a tensor and 0.001 a weight
+# element (sgd 2 and 0.002, with momentum 5 and 0.003); dense 10 + 30; relu
+# 4 + 8; dropout 6 + 7; elementwise 1 + 2; lstm 50 + 100 a call and 20 +
+# 40 a layer and time step.  net.tsv: fc dense (bias, relu, adam) train;
+# drop dropout train; add fwd, repeat 2; rnn lstm (2 layers, 3 steps,
+# adam) train.
+
+setup() { T=$BATS_TEST_TMPDIR; }
+
+# prof LINES...: a profile of the given lines after the header, in $T/p.tsv
+prof() { printf 'cost\tus\n' >"$T/p.tsv"; printf '%s\n' "$@" >>"$T/p.tsv"; }
+
+# refused MESSAGE: pn-sum with the profile $T/p.tsv exits 1 with MESSAGE
+# on stderr and nothing on stdout
+refused() {
+	run_io pn-sum $A --framework "$T/p.tsv" "$F/net.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "$1" ]
+}
+
+@test "pn-sum --framework adds each row's fixed costs by its type, op, activation, layers, steps and tensors" {
+	run_io pn-sum $A --framework "$F/profile.tsv" --per-layer "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+	# fc 10 + 4 + 30 + 8 + 2 tensors x 20 + 2080 weights x 0.001; drop
+	# 6 + 7; add 1; rnn 50 + 100 + 2 x 3 x (20 + 40) + 8 tensors x 20 +
+	# 4352 weights x 0.001 (us)
+	[ "$(column "$T/out" overhead_ms | tr '\n' ' ')" = "0.09408 0.013000000000000001 0.001 0.6743520000000001 " ]
+	[ "$(head -1 "$T/out" | tr '\t' '\n' | tail -1)" = overhead_ms ]
+}
+
+@test "pn-sum --framework adds the rows' costs and the step's once to the iteration" {
+	run_io pn-sum $A --framework "$F/profile.tsv" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	# the rows' 0.09408 + 0.013 + 2 x 0.001 + 0.674352 and the step's 0.1
+	[ "$(col "$T/out" overhead_ms 1)" = 0.883432 ]
+	near "$(col "$T/out" iteration_ms 1)" "$(echo "$(col "$F/summary.expected" iteration_ms 1) + 0.883432" | bc -l)"
+	# the step's cost in opt_ms, beside the fc row's Adam (decomposed)
+	near "$(col "$T/out" opt_ms 1)" "$(echo "$(col "$F/summary.expected" opt_ms 1) + 0.14208" | bc -l)"
+}
+
+@test "pn-sum --framework charges SGD with --momentum its own cost per tensor" {
+	run_io pn-sum $A --optimizer sgd --momentum --framework "$F/profile.tsv" --per-layer "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	# fc 52 + 2 x 5 + 2080 x 0.003 us; rnn 510 + 8 x 5 + 4352 x 0.003 us
+	[ "$(column "$T/out" overhead_ms | tr '\n' ' ')" = "0.06824 0.013000000000000001 0.001 0.563056 " ]
+}
+
+@test "pn-sum without --framework writes what it wrote before" {
+	run_io pn-sum $A "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$F/summary.expected"
+	run_io pn-sum $A --per-layer "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$F/layers.expected"
+}
+
+@test "pn-sum --framework refuses a row whose cost the profile lacks" {
+	grep -v '^lstm.bwd.step' "$F/profile.tsv" >"$T/p.tsv"
+	refused "pn-sum: $F/net.tsv:5: the framework profile '$T/p.tsv' has no cost 'lstm.bwd.step'"
+}
+
+@test "pn-sum --framework refuses a training network when the profile has no step cost" {
+	grep -v '^step' "$F/profile.tsv" >"$T/p.tsv"
+	refused "pn-sum: $F/net.tsv: the framework profile '$T/p.tsv' has no cost 'step'"
+}
+
+@test "a framework profile with a repeated cost is refused" {
+	prof 'step	1' 'opt.sgd	2' 'step	3'
+	refused "pn-sum: $T/p.tsv:4: column 'cost': 'step' is repeated"
+}
+
+@test "a framework profile with a negative cost is refused" {
+	prof 'step	-1'
+	refused "pn-sum: $T/p.tsv:2: column 'us': '-1' is too small (at least 0)"
+}
+
+@test "a framework profile without a us column is refused" {
+	printf 'cost\ttime\nstep\t1\n' >"$T/p.tsv"
+	refused "pn-sum: $T/p.tsv:1: missing column 'us'"
+}
+
+@test "a framework profile without costs is refused" {
+	prof
+	sed -i '2d' "$T/p.tsv"
+	refused "pn-sum: $T/p.tsv: no costs"
+}
+
+@test "a framework profile with an empty cost name is refused" {
+	prof '	1'
+	refused "pn-sum: $T/p.tsv:2: column 'cost': empty name"
+}
+
+@test "the shipped PyTorch CPU profile has every cost the test network needs" {
+	run_io pn-sum $A --framework "$PN_ROOT/samples/frameworks/torch-1.13-cpu.tsv" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+}
+
+@test "pn-sum --help and its manual describe --framework" {
+	run pn-sum --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"--framework FILE    add a framework's fixed costs per op"* ]]
+	grep -q '^\.SH FRAMEWORK OVERHEAD$' "$PN_ROOT/man/pn-sum.1"
+	grep -q '^\.BR \\-\\-framework =\\fIFILE\\fR$' "$PN_ROOT/man/pn-sum.1"
+}
