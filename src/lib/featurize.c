@@ -7,8 +7,26 @@ const char *const pn_feature_names[PN_F_N] = {
 	"traffic", "ct_ms", "ai", "compute_ms", "memory_ms", "roofline_ms",
 	"tiles", "waves", "wave_eff", "ridge_ratio", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
-	"gpu_peak_gflops",
+	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
+	"l2_ratio", "wave_l2_ratio",
 };
+
+/* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
+ * run by one SM at its share of the peak and of the bandwidth, and the
+ * bytes against the L2 (a working set that fits is served from it).  An op
+ * without tiles counts as one. */
+static void feature_waves(double tiles, double traffic, const pn_gpu *g,
+			  double *f)
+{
+	double t = tiles >= 1 ? tiles : 1;
+	double waves = ceil(t / g->sms);
+	double l2 = g->l2_mb * 1e6;
+	f[PN_F_WAVE_ROOFLINE_MS] = f[PN_F_ROOFLINE_MS] * waves * g->sms / t;
+	f[PN_F_SM_COMPUTE_MS] = f[PN_F_COMPUTE_MS] * g->sms / t;
+	f[PN_F_SM_MEMORY_MS] = f[PN_F_MEMORY_MS] * g->sms / t;
+	f[PN_F_L2_RATIO] = traffic / l2;
+	f[PN_F_WAVE_L2_RATIO] = traffic / t * (t < g->sms ? t : g->sms) / l2;
+}
 
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 		    double *f)
@@ -49,6 +67,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	f[PN_F_GPU_L2_MB] = g->l2_mb;
 	f[PN_F_GPU_FP32_GFLOPS] = g->fp32_gflops;
 	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
+	feature_waves(w->tiles, w->traffic, g, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */
@@ -63,6 +82,10 @@ static const int f_phys[] = {
 	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_COMPUTE_MS, PN_F_MEMORY_MS,
 	PN_F_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES, PN_F_WAVE_EFF
 };
+static const int f_nsw[] = {
+	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
+	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO
+};
 #define OWN(a) (int)(sizeof a / sizeof a[0]), a
 
 const pn_feature_set pn_feature_sets[] = {
@@ -74,6 +97,8 @@ const pn_feature_set pn_feature_sets[] = {
 	{"rel", -1, 0, OWN(f_phys), "and no spec-sheet column: the device "
 	 "enters only through its roofline and waves (meant for --relative, "
 	 "on unseen GPUs)"},
+	{"nsw", 5, 0, OWN(f_nsw), "(NeuSight's per-SM and per-wave "
+	 "quantities, meant for --relative=wave_roofline_ms)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

@@ -25,10 +25,13 @@ enum {
 	PN_F_WAVE_EFF, PN_F_RIDGE_RATIO, PN_F_GPU_SMS, PN_F_GPU_CORES, PN_F_GPU_BOOST_MHZ,
 	PN_F_GPU_MEM_GB, PN_F_GPU_MEM_BW_GBS, PN_F_GPU_L2_MB,
 	PN_F_GPU_FP32_GFLOPS, PN_F_GPU_PEAK_GFLOPS,
+	/* per-SM and per-wave quantities (set nsw, pn_feature_waves) */
+	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
+	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO,
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "gpu_peak_gflops". */
+/* Column names, indexed by PN_F_*: "flops" ... "wave_l2_ratio". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -60,7 +63,7 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */
