@@ -8,6 +8,13 @@
  * pn-sum(1) builds the same columns for a network row on each device it
  * predicts, both through pn_feature_row, so a model fitted on featurized
  * rows sees the same inputs at prediction time.
+ *
+ * lat_ms (feature set lat) is the time of a latency-bound kernel:
+ * max(compute_ms, m) + 5000 cycles at the boost clock, m the memory time of
+ * the bytes the kernel touches (traffic; a forward embedding's gathered
+ * rows, not its table): bytes / bandwidth, plus bytes / (SMs x clock x 8)
+ * for a vector op, at least bytes / (SMs x clock x 2) for a gather.
+ * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
 #define PN_FEATURIZE_H
@@ -25,10 +32,11 @@ enum {
 	PN_F_WAVE_EFF, PN_F_RIDGE_RATIO, PN_F_GPU_SMS, PN_F_GPU_CORES, PN_F_GPU_BOOST_MHZ,
 	PN_F_GPU_MEM_GB, PN_F_GPU_MEM_BW_GBS, PN_F_GPU_L2_MB,
 	PN_F_GPU_FP32_GFLOPS, PN_F_GPU_PEAK_GFLOPS,
+	PN_F_LAT_MS,            /* set lat: a latency-bound kernel's time */
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "gpu_peak_gflops". */
+/* Column names, indexed by PN_F_*: "flops" ... "lat_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -60,7 +68,7 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel lat. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */
