@@ -41,6 +41,22 @@ setup() {
 	[ "$(awk -F'\t' '$1 == "A40" && $3 == "(all)" { print $2, $4 }' "$D/fp16/mape.tsv")" = "$(printf 'dense 60\nposenc 15')" ]
 }
 
+@test "pipelines/fp16 writes the method before and both transfers beside the chosen method" {
+	[ "$(head -1 "$D/fp16/mape.tsv")" = "$(printf 'held_out\tlayer\tvidur_op\tn\tmape\tmape_before\ttransfer\ttransfer_col\tgoal\tmet\ttrain_rows')" ]
+	# every row has a number in each MAPE column (the A100 without its
+	# fp32 rows has no transfer of its own: NA there)
+	[ "$(awk -F'\t' 'NR > 1 && ($5 !~ /^[0-9.]+$/ || $6 !~ /^[0-9.]+$/) { n++ } END { print n + 0 }' "$D/fp16/mape.tsv")" -eq 0 ]
+	[ "$(awk -F'\t' 'NR > 1 && $1 !~ /no fp32/ && ($7 !~ /^[0-9.]+$/ || $8 !~ /^[0-9.]+$/) { n++ } END { print n + 0 }' "$D/fp16/mape.tsv")" -eq 0 ]
+}
+
+@test "pipelines/fp16 with FEATURES=rel REL=roofline_ms is the method before" {
+	NEUSIGHT="$FIX/fp16/neusight" VIDUR="$FIX/fp16/vidur" LAYERS=posenc FEATURES=rel REL=roofline_ms \
+		run "$PN_ROOT/pipelines/fp16" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	[ "$(awk -F'\t' 'NR > 1 && ($5 != $6 || $7 != $8) { n++ } END { print n + 0 }' "$BATS_TEST_TMPDIR/o/mape.tsv")" -eq 0 ]
+	[ "$(tail -n +2 "$BATS_TEST_TMPDIR/o/mape.tsv" | wc -l)" -eq 4 ]
+}
+
 @test "pipelines/fp16 refuses a MAX_NS that is not a number" {
 	MAX_NS=all run "$PN_ROOT/pipelines/fp16" "$BATS_TEST_TMPDIR/o"
 	[ "$status" -eq 1 ]

@@ -8,7 +8,7 @@ const char *const pn_feature_names[PN_F_N] = {
 	"tiles", "waves", "wave_eff", "ridge_ratio", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
-	"l2_ratio", "wave_l2_ratio",
+	"l2_ratio", "wave_l2_ratio", "lat_ms",
 };
 
 /* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
@@ -26,6 +26,32 @@ static void feature_waves(double tiles, double traffic, const pn_gpu *g,
 	f[PN_F_SM_MEMORY_MS] = f[PN_F_MEMORY_MS] * g->sms / t;
 	f[PN_F_L2_RATIO] = traffic / l2;
 	f[PN_F_WAVE_L2_RATIO] = traffic / t * (t < g->sms ? t : g->sms) / l2;
+}
+
+/* Latency-bound kernels (featurize.h, lat_ms): the bytes a kernel keeps in
+ * flight per SM and cycle (Little's law: concurrency over latency), read off
+ * the A100's fp16 rows at 4096 tokens; and the fixed cost of a kernel in
+ * cycles (launch and the first wave's latency). */
+#define LAT_ROW_BPC 8.0
+#define LAT_GATHER_BPC 2.0
+#define LAT_FLOOR_CYCLES 5000.0
+
+/* lat_ms (featurize.h); compute is compute_ms. */
+static void lat_features(const pn_layer *l, const pn_work *w, double traffic,
+			  const pn_gpu *g, double compute, double *f)
+{
+	double touch = w->traffic;
+	int gather = l->type == PN_EMBEDDING && !l->train;
+	if (gather && !(traffic > 0))   /* the rows it copies, not the table */
+		touch -= w->cm_weights;
+	double hz = g->boost_mhz * 1e6, sm_cycles = g->sms * hz;
+	double dram = touch / (g->mem_bw_gbs * 1e9), mem = dram;
+	if (gather)
+		mem = fmax(dram, touch / (sm_cycles * LAT_GATHER_BPC));
+	else if (w->vector)
+		mem = dram + touch / (sm_cycles * LAT_ROW_BPC);
+	f[PN_F_LAT_MS] = (fmax(compute / 1e3, mem) + LAT_FLOOR_CYCLES / hz) *
+			 1e3;
 }
 
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
@@ -68,6 +94,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	f[PN_F_GPU_FP32_GFLOPS] = g->fp32_gflops;
 	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
 	feature_waves(w->tiles, w->traffic, g, f);
+	lat_features(l, w, traffic, g, compute, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */
@@ -78,6 +105,7 @@ static const int f_co[] = {PN_F_CO};
 static const int f_cm[] = {PN_F_CM_WEIGHTS, PN_F_CM_IN, PN_F_CM_OUT,
 			   PN_F_CM_TOTAL};
 static const int f_ct[] = {PN_F_CT_MS};
+static const int f_lat[] = {PN_F_LAT_MS};
 static const int f_phys[] = {
 	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_COMPUTE_MS, PN_F_MEMORY_MS,
 	PN_F_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES, PN_F_WAVE_EFF
@@ -99,6 +127,8 @@ const pn_feature_set pn_feature_sets[] = {
 	 "on unseen GPUs)"},
 	{"nsw", 5, 0, OWN(f_nsw), "(NeuSight's per-SM and per-wave "
 	 "quantities, meant for --relative=wave_roofline_ms)"},
+	{"lat", 5, 0, OWN(f_lat), "(meant for --relative=lat_ms, on "
+	 "unseen GPUs and precisions)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

@@ -8,6 +8,13 @@
  * pn-sum(1) builds the same columns for a network row on each device it
  * predicts, both through pn_feature_row, so a model fitted on featurized
  * rows sees the same inputs at prediction time.
+ *
+ * lat_ms (feature set lat) is the time of a latency-bound kernel:
+ * max(compute_ms, m) + 5000 cycles at the boost clock, m the memory time of
+ * the bytes the kernel touches (traffic; a forward embedding's gathered
+ * rows, not its table): bytes / bandwidth, plus bytes / (SMs x clock x 8)
+ * for a vector op, at least bytes / (SMs x clock x 2) for a gather.
+ * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
 #define PN_FEATURIZE_H
@@ -28,10 +35,11 @@ enum {
 	/* per-SM and per-wave quantities (set nsw, pn_feature_waves) */
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO,
+	PN_F_LAT_MS,            /* set lat: a latency-bound kernel's time */
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "wave_l2_ratio". */
+/* Column names, indexed by PN_F_*: "flops" ... "lat_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -63,7 +71,7 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */
