@@ -66,3 +66,10 @@ clean_error() {
 	[ "${lines[0]%%$'\t'*}" = name ]
 	[ "${#lines[@]}" -eq 65 ]
 }
+
+@test "pn-eval checks a row without a layer column against a model's layers without reading before the list (fuzz_model)" {
+	run_io pn-eval -m "$FIX/fuzz/domain-no-layer.model" "$FIX/fit-mlp/small.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(head -1 "$T/out" | cut -f6)" = "domain" ]
+	[ "$(sed -n 2p "$T/out" | cut -f6)" = "layer=" ]
+}

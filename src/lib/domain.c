@@ -58,12 +58,16 @@ static char *seen_list(int k, const char *s)
 	return out;
 }
 
+/* Whether v is an item of the ",a,b," list: an empty v (a row without
+ * the column, a dimension with no default) never is. */
 static int seen(const struct pn_domain *d, int k, const char *v)
 {
 	const char *s = d->seen[k];
 	size_t n = strlen(v);
+	if (n == 0)
+		return 0;
 	for (const char *p = strstr(s, v); p; p = strstr(p + 1, v))
-		if (p[-1] == ',' && p[n] == ',')
+		if (p > s && p[-1] == ',' && p[n] == ',')
 			return 1;
 	return 0;
 }
