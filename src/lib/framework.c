@@ -20,9 +20,22 @@ struct pn_framework {
 	size_t n;
 };
 
-static int by_name(const void *a, const void *b)
+/* The place of name among fw's costs, kept sorted: its index, or
+ * -(where it would go) - 1. */
+static long find(const pn_framework *fw, const char *name)
 {
-	return strcmp(((const cost *)a)->name, ((const cost *)b)->name);
+	size_t lo = 0, hi = fw->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(fw->c[mid].name, name);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
 }
 
 pn_framework *pn_framework_load(const char *path)
@@ -36,16 +49,19 @@ pn_framework *pn_framework_load(const char *path)
 		const char *s = pn_tsv_str(in, cname);
 		if (!*s)
 			pn_tsv_die(in, cname, "empty name");
-		if (pn_framework_cost(fw, s) >= 0)
+		long at = find(fw, s);
+		if (at >= 0)
 			pn_tsv_die(in, cname, "'%s' is repeated", s);
+		double us = pn_tsv_real(in, cus, PN_NONNEG);
 		if (fw->n == cap) {
 			cap = cap ? 2 * cap : 32;
 			fw->c = pn_xrealloc(fw->c, cap * sizeof *fw->c);
 		}
-		fw->c[fw->n].us = pn_tsv_real(in, cus, PN_NONNEG);
-		fw->c[fw->n++].name = pn_xstrdup(s);
-		/* kept sorted for pn_framework_cost's search */
-		qsort(fw->c, fw->n, sizeof *fw->c, by_name);
+		at = -at - 1;           /* inserted in order */
+		memmove(fw->c + at + 1, fw->c + at,
+			(fw->n - (size_t)at) * sizeof *fw->c);
+		fw->c[at] = (cost){pn_xstrdup(s), us};
+		fw->n++;
 	}
 	if (fw->n == 0)
 		pn_die_at(PN_EXIT_DATA, fw->path, 0, "no costs");
@@ -71,10 +87,8 @@ const char *pn_framework_path(const pn_framework *fw)
 
 double pn_framework_cost(const pn_framework *fw, const char *name)
 {
-	cost key = {(char *)name, 0};
-	const cost *c = fw->n ? bsearch(&key, fw->c, fw->n, sizeof *fw->c,
-					by_name) : NULL;
-	return c ? c->us : -1;
+	long at = find(fw, name);
+	return at >= 0 ? fw->c[at].us : -1;
 }
 
 /* The missing cost's name, for pn_framework_row's caller. */
