@@ -73,3 +73,9 @@ clean_error() {
 	[ "$(head -1 "$T/out" | cut -f6)" = "domain" ]
 	[ "$(sed -n 2p "$T/out" | cut -f6)" = "layer=" ]
 }
+
+@test "pn-eval reads a model whose passes line lists only empty items without writing past its list (fuzz review)" {
+	run_io pn-eval -m "$FIX/fuzz/domain-empty-passes.model" "$FIX/fit-mlp/small.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(sed -n 2p "$T/out" | cut -f6)" = "-" ]
+}

@@ -44,7 +44,10 @@ static const char *value_of(int k, const char *v)
 /* ",a,b," from "a,b", NA read as the default. */
 static char *seen_list(int k, const char *s)
 {
-	size_t n = strlen(s) + strlen(default_of(k)) * (strlen(s) / 2 + 1) + 3;
+	size_t items = 1;       /* an empty or NA item becomes the default */
+	for (const char *c = strchr(s, ','); c; c = strchr(c + 1, ','))
+		items++;
+	size_t n = strlen(s) + items * (strlen(default_of(k)) + 1) + 2;
 	char *out = pn_xmalloc(n), *o = out;
 	*o++ = ',';
 	while (*s) {
