@@ -40,3 +40,25 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "$(tail -1 "$T/err")" = "e2e-logo: no whole-model label of P40" ]
 }
+
+@test "pipelines/e2e-logo adds FRAMEWORK's costs to every prediction" {
+	env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o" >/dev/null 2>&1
+	# 1 ms on every fwd and bwd row (times its repeat): each case's kernels
+	{
+		printf 'cost\tus\nstep\t0\n'
+		for l in dense bmm layernorm softmax elementwise mem; do printf '%s.fwd\t1000\n%s.bwd\t1000\n' "$l" "$l"; done
+	} >"$T/ms.tsv"
+	run_io env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 FRAMEWORK="$T/ms.tsv" "$PN_ROOT/pipelines/e2e-logo" "$T/f"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	grep -qxF "* framework profile (pn-sum --framework): $T/ms.tsv" "$T/out"
+	# bert_large inf 512 16 and 8 (519 kernels), gpt2_large inf 1024 4 (1232)
+	paste <(column "$T/o/cases.tsv" pn_ms) <(column "$T/f/cases.tsv" pn_ms) |
+		awk -F'\t' '{ printf "%.6f\n", $2 - $1 }' >"$T/added"
+	[ "$(paste -sd' ' "$T/added")" = "519.000000 519.000000 1232.000000" ]
+}
+
+@test "pipelines/e2e-logo refuses a FRAMEWORK it cannot read" {
+	run_io env FRAMEWORK="$T/none.tsv" "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "e2e-logo: FRAMEWORK: $T/none.tsv: cannot read" ]
+}
