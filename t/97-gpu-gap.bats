@@ -25,8 +25,8 @@ setup() {
 	[ "$status" -eq 0 ]
 	diff "$F/expected-fit.tsv" "$T/o/fit.tsv"
 	# P4's one case: 0.34 ms over 11 kernels; no two-term fit of one case
-	[ "$(awk -F'\t' '$1 == "P4" { printf "%.3f %s %s", $4, $5, $6 }' "$T/o/fit.tsv")" = "30.909 NA NA" ]
-	grep -qx '| all | P4,T4 | 3 | 20.2 | 0.086 | 8.3 | 14.8 |' "$T/out"
+	[ "$(awk -F'\t' '$1 == "P4" { printf "%.3f %.4f %s %s", $4, $5, $6, $7 }' "$T/o/fit.tsv")" = "30.909 0.2048 NA NA" ]
+	grep -qx '| all | P4,T4 | 3 | 20.2 | 0.144 | 0.086 | 8.3 | 14.8 |' "$T/out"
 }
 
 @test "pipelines/gpu-gap writes a profile that pn-sum adds per kernel" {
@@ -45,6 +45,24 @@ setup() {
 	[ "$(awk -F'\t' '$1 == "all" { print $4 }' "$T/o/fit.tsv")" = -30 ]
 	[ "$(column "$T/o/profile.tsv" us | sort -u)" = 0 ]
 	[ "$(column "$T/o/profile.tsv" what | sed -n 2p)" = "per kernel: the whole-model gap of L4, -30 us by least squares, below 0: none" ]
+}
+
+@test "pipelines/gpu-gap corrects LOGO's predictions of each GPU by the fits without it" {
+	run_io env LOGO="$F/logo-cases.tsv" "$PN_ROOT/pipelines/gpu-gap" "$T/o"
+	[ "$status" -eq 0 ]
+	diff "$F/expected-logo.tsv" "$T/o/logo.tsv"
+	# P4 by T4's c (16.414 us x 11 kernels), T4 by P4's (30.909 us x 4):
+	# APE 0.972 and 17.662; L4 by the fit of all (20.172 us x 4): 60.229
+	[ "$(awk -F'\t' '$1 == "c" { printf "%.3f ", $5 }' "$T/o/logo.tsv")" = "9.317 60.229 " ]
+	# P4 alone has no two-term fit: T4's ab has none, nor the LOGO mean
+	[ "$(awk -F'\t' '$1 == "ab" && $2 == "LOGO" { print $4, $5 }' "$T/o/logo.tsv")" = "2 NA" ]
+	grep -qx '| c | LOGO | all | 2 | 9.32 | NA |' "$T/out"
+}
+
+@test "pipelines/gpu-gap refuses a LOGO it cannot read" {
+	run_io env LOGO="$T/none.tsv" "$PN_ROOT/pipelines/gpu-gap" "$T/o"
+	[ "$status" -eq 1 ]
+	[ "$(tail -1 "$T/err")" = "gpu-gap: LOGO: $T/none.tsv: cannot read" ]
 }
 
 @test "pipelines/gpu-gap refuses a case without a label" {
