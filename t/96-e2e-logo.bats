@@ -22,6 +22,19 @@ setup() {
 	grep -qx '| P4 | inf | 3 | .* | P100-PCIE-16GB,T4 |' "$T/out"
 }
 
+@test "pipelines/e2e-logo breaks the left-out GPU's cases down by node kind" {
+	run_io env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	# P4's three inference labels all have per-node labels: 15 groups
+	[ "$(column "$T/o/nodes.tsv" device | sort | uniq -c | awk '{ print $1, $2 }')" = "15 P4" ]
+	[ "$(awk -F'\t' '$3 == "whole-model gap" { print $4 }' "$T/o/nodes.tsv")" = 3 ]
+	# the groups' errors add up to the cases' whole-model error (cases.tsv
+	# holds each time to 6 digits)
+	[ "$(awk -F'\t' 'NR > 1 { s += $7 } END { printf "%.2f", s }' "$T/o/nodes.tsv")" = \
+		"$(awk -F'\t' 'NR > 1 { s += $9 - $8 } END { printf "%.2f", s }' "$T/o/cases.tsv")" ]
+	grep -qx '| P4 | inf | whole-model gap | 3 | .*' "$T/out"
+}
+
 @test "pipelines/e2e-logo predicts a GPU outside FIT by the fit on all of FIT" {
 	run_io env FIT=P4,T4 OUT=L4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
 	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
