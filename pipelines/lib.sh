@@ -20,6 +20,14 @@
 #   every_k FILE MAX       the k of pn-split --every that keeps at most MAX
 #                          data rows of FILE (k = ceil(rows / MAX); MAX 0:
 #                          every row, k = 1)
+#   case_rows CASE FIRST   pn-sum --per-layer rows (standard input) of a
+#                          whole-model case behind the columns case_model
+#                          case_mode case_seq case_batch case_variant (CASE:
+#                          those five, tab-separated), the header only when
+#                          FIRST is 1: pipelines/e2e-nodes' PER_LAYER
+#   noded_cases NODES CASES  the header and the rows of CASES (device model
+#                          mode seq batch variant first) that have nodes in
+#                          NODES (plain TSV of label-nodes.tsv.gz's form)
 #   bars PNG WIDTH HEIGHT  the gnuplot lines a bar chart starts with: a PNG
 #                          of that size, TSV data with NaN for no value,
 #                          clustered bars, a log y axis
@@ -107,6 +115,18 @@ every_k() {
 	else
 		echo $(((n + $2 - 1) / $2))
 	fi
+}
+
+case_rows() {
+	awk -F'\t' -v OFS='\t' -v c="$1" -v first="$2" '
+		NR == 1 { if (first) print "case_model", "case_mode", "case_seq", "case_batch", "case_variant", $0; next }
+		{ print c, $0 }'
+}
+
+noded_cases() {
+	pick "$1" device model mode seq batch variant |
+		awk -F'\t' 'NR == FNR { k[$0] = 1; next }
+			FNR == 1 || (($1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $6) in k)' - "$2"
 }
 
 bars() {

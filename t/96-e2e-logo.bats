@@ -22,6 +22,19 @@ setup() {
 	grep -qx '| P4 | inf | 3 | .* | P100-PCIE-16GB,T4 |' "$T/out"
 }
 
+@test "pipelines/e2e-logo breaks the left-out GPU's cases down by node kind" {
+	run_io env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	# P4's three inference labels all have per-node labels: 15 groups
+	[ "$(column "$T/o/nodes.tsv" device | sort | uniq -c | awk '{ print $1, $2 }')" = "15 P4" ]
+	[ "$(awk -F'\t' '$3 == "whole-model gap" { print $4 }' "$T/o/nodes.tsv")" = 3 ]
+	# the groups' errors add up to the cases' whole-model error (cases.tsv
+	# holds each time to 6 digits)
+	[ "$(awk -F'\t' 'NR > 1 { s += $7 } END { printf "%.2f", s }' "$T/o/nodes.tsv")" = \
+		"$(awk -F'\t' 'NR > 1 { s += $9 - $8 } END { printf "%.2f", s }' "$T/o/cases.tsv")" ]
+	grep -qx '| P4 | inf | whole-model gap | 3 | .*' "$T/out"
+}
+
 @test "pipelines/e2e-logo predicts a GPU outside FIT by the fit on all of FIT" {
 	run_io env FIT=P4,T4 OUT=L4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
 	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
@@ -39,4 +52,26 @@ setup() {
 	run_io env FIT=P4,T4 OUT=P40 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
 	[ "$status" -eq 1 ]
 	[ "$(tail -1 "$T/err")" = "e2e-logo: no whole-model label of P40" ]
+}
+
+@test "pipelines/e2e-logo adds FRAMEWORK's costs to every prediction" {
+	env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o" >/dev/null 2>&1
+	# 1 ms on every fwd and bwd row (times its repeat): each case's kernels
+	{
+		printf 'cost\tus\nstep\t0\n'
+		for l in dense bmm layernorm softmax elementwise mem; do printf '%s.fwd\t1000\n%s.bwd\t1000\n' "$l" "$l"; done
+	} >"$T/ms.tsv"
+	run_io env FIT=P4,P100-PCIE-16GB,T4 OUT=P4 ROWS=200 FRAMEWORK="$T/ms.tsv" "$PN_ROOT/pipelines/e2e-logo" "$T/f"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	grep -qxF "* framework profile (pn-sum --framework): $T/ms.tsv" "$T/out"
+	# bert_large inf 512 16 and 8 (519 kernels), gpt2_large inf 1024 4 (1232)
+	paste <(column "$T/o/cases.tsv" pn_ms) <(column "$T/f/cases.tsv" pn_ms) |
+		awk -F'\t' '{ printf "%.6f\n", $2 - $1 }' >"$T/added"
+	[ "$(paste -sd' ' "$T/added")" = "519.000000 519.000000 1232.000000" ]
+}
+
+@test "pipelines/e2e-logo refuses a FRAMEWORK it cannot read" {
+	run_io env FRAMEWORK="$T/none.tsv" "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "e2e-logo: FRAMEWORK: $T/none.tsv: cannot read" ]
 }
