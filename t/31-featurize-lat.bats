@@ -48,6 +48,29 @@ setup() {
 	near "$(col "$O" lat_ms 1)" "$(awk 'BEGIN { printf "%.17g", (266240 / 1e11 + 266240 / 1.2e11 + 5000 / 1.5e9) * 1e3 }')"
 }
 
+@test "pn-featurize lat_ms of a streaming elementwise op is its bandwidth time and the floor, as a GEMM's" {
+	pn-featurize $G "$L" >"$O"
+	# add of two 64 x 1024 fp16 tensors: 393216 bytes at 1 TB/s; no
+	# latency term (PyTorch's add streams at the bandwidth)
+	[ "$(col "$O" traffic 5)" = 393216 ]
+	near "$(col "$O" lat_ms 5)" "$(awk 'BEGIN { printf "%.17g", (393216 / 1e12 + 5000 / 1.5e9) * 1e3 }')"
+}
+
+@test "pn-featurize lat_ms of a gated op adds the latency term of a kernel a token" {
+	pn-featurize $G "$L" >"$O"
+	# silu_mul of dim 1024: reads both 64 x 1024 halves and writes one,
+	# 393216 bytes as the add's, but a fused one-block-a-token kernel
+	[ "$(col "$O" traffic 6)" = 393216 ]
+	near "$(col "$O" lat_ms 6)" "$(awk 'BEGIN { printf "%.17g", (393216 / 1e12 + 393216 / 1.2e12 + 5000 / 1.5e9) * 1e3 }')"
+}
+
+@test "pn-featurize counts a gated op's two flops an element and its two input halves" {
+	pn-featurize $G "$L" >"$O"
+	[ "$(col "$O" flops 6)" = 131072 ]
+	[ "$(col "$O" cm_in 6)" = 262144 ]
+	[ "$(col "$O" cm_out 6)" = 131072 ]
+}
+
 @test "pn-fit --features lat fits on rel's columns and lat_ms" {
 	# 12 layernorm rows of 1 to 12 tokens
 	awk 'BEGIN { OFS = "\t"; print "layer", "batch", "seq_len", "dim", "precision", "pass", "optimizer", "device", "time_ms"
