@@ -117,6 +117,11 @@ EOF
 	[ "$(column "$BATS_TEST_TMPDIR/o" op | sort -u | paste -sd,)" = add,relu ]
 }
 
+@test "pn-sample draws the gated ops silu_mul and gelu_mul among the elementwise ops" {
+	pn-sample --layer elementwise -n 400 >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" op | grep -E '^(silu|gelu)_mul$' | sort -u | paste -sd,)" = gelu_mul,silu_mul ]
+}
+
 @test "pn-sample sets pass and learning_rate from the optimizer" {
 	pn-sample --layer gru -n 400 >"$BATS_TEST_TMPDIR/o"
 	awk -F'\t' 'NR>1 && !(($12=="none" && $11=="fwd" && $13=="NA") || ($12!="none" && $11=="train" && $13!="NA")) {exit 1}' "$BATS_TEST_TMPDIR/o"

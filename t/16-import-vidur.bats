@@ -45,7 +45,7 @@ vidur_bad() {
 	diff <(printf '%s\n' "$output") "$I/vidur-layernorm.expected"
 }
 
-@test "pn-import maps SiluAndMul to mul, GELU to gelu and a gated block's add to add" {
+@test "pn-import maps SiluAndMul to silu_mul, GELU to gelu and a gated block's add to add" {
 	vidur_import elementwise
 	[ "$status" -eq 0 ]
 	diff <(printf '%s\n' "$output") "$I/vidur-elementwise.expected"

@@ -167,6 +167,19 @@ has_cuda_device() {
 	done
 }
 
+@test "pn-time times the gated ops silu_mul and gelu_mul, forward and train, and --check passes them" {
+	pn-sample --layer elementwise -n 3 --seed 2 --grid op=silu_mul,gelu_mul --grid optimizer=none,sgd $(small elementwise) >"$BATS_TEST_TMPDIR/g"
+	run bash -c "pn-time -q -r 1 -w 0 --check '$BATS_TEST_TMPDIR/g' 2>&1 >'$BATS_TEST_TMPDIR/o'"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "pn-time: check elementwise: PASS (12 rows, max relative error "* ]]
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | sort -u)" = ok ]
+	# the forward in one fused pass: a plain-C loop, no oneDNN primitive
+	[ "$(column "$BATS_TEST_TMPDIR/o" message | sort -u)" = "c loops" ]
+	# a train row times its backward too
+	[ "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ b = $c["time_bwd_ms"]; print $c["pass"], (b == "NA" ? b : (b + 0 > 0)) }' "$BATS_TEST_TMPDIR/o" | sort -u | paste -sd,)" = "fwd NA,train 1" ]
+}
+
 @test "pn-time --check adds the relative error of every row" {
 	pn-sample --layer dense -n 2 $(small dense) | pn-time -q -r 1 --check 2>/dev/null >"$BATS_TEST_TMPDIR/o"
 	column "$BATS_TEST_TMPDIR/o" check_rel_err | awk '!($1 >= 0 && $1 < 1e-3) {exit 1}'

@@ -308,3 +308,12 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	pn-sum --fallback roofline $G -d BIG --per-layer "$BATS_TEST_TMPDIR/n.tsv" >"$BATS_TEST_TMPDIR/o"
 	[ "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "weights_bytes") k = i; next } { print $k }' "$BATS_TEST_TMPDIR/o")" = 12582912 ]
 }
+
+@test "pn-sum keeps both halves of a gated op's input for its backward" {
+	run pn-sum --fallback roofline $G -d BIG -b 1000 --per-layer "$F/mem-gated.tsv"
+	[ "$status" -eq 0 ]
+	# up 100 -> 100 (gate and up) keeps its input r(400000); silu_mul of
+	# dim 50 keeps its input, both halves of up's output, r(2 x 50 x
+	# 1000 x 4); proj keeps its input r(200000)
+	[ "$(printf '%s\n' "$output" | cut -f1,3,20 | tail -n +2 | tr '\t\n' ' ;')" = "up dense 400384;act silu_mul 400384;proj dense 200192;" ]
+}

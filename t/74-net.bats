@@ -149,10 +149,16 @@ X
 	[ "$(col "$T/o" out_features "$(awk -F'\t' '$1 == "h.0-31.mlp.router" {print NR - 1}' "$T/o")")" = 8 ]
 }
 
-@test "pn-net writes RMSNorm and SiLU as layernorm, sigmoid and mul rows" {
+@test "pn-net writes RMSNorm as a layernorm row and a gated SiLU MLP as one silu_mul row" {
 	pn-net --hf "$C/mistral-7b.json" --seq 64 >"$T/o"
-	[ "$(awk -F'\t' '$1 ~ /(ln_1|silu\.sigmoid|silu\.mul|gate\.mul)$/ {print $1, $2, $3}' "$T/o" | tr '\n' ,)" = \
-	  "h.0-31.ln_1 layernorm layernorm,h.0-31.mlp.silu.sigmoid elementwise sigmoid,h.0-31.mlp.silu.mul elementwise mul,h.0-31.mlp.gate.mul elementwise mul," ]
+	[ "$(awk -F'\t' '$1 ~ /(ln_1|mul|sigmoid)$/ && $1 !~ /rotary/ {print $1, $2, $3, $7, $8}' "$T/o" | tr '\n' ,)" = \
+	  "h.0-31.ln_1 layernorm layernorm 64 4096,h.0-31.mlp.silu_mul elementwise silu_mul 64 14336," ]
+}
+
+@test "pn-net writes a gated-gelu MLP (Flan-T5) as one gelu_mul row" {
+	pn-net --hf "$C/flan-t5-small.json" --seq 32 >"$T/o"
+	[ "$(awk -F'\t' '$3 ~ /gelu|mul/ {print $1, $3, $7, $8}' "$T/o" | tr '\n' ,)" = \
+	  "encoder.block.0-7.mlp.gelu_mul gelu_mul 32 1024,decoder.block.0-7.mlp.gelu_mul gelu_mul 32 1024," ]
 }
 
 @test "pn-net gives T5's decoder a cross-attention and both stacks a position bias" {

@@ -544,6 +544,26 @@ static void layernorm(const pn_layer *l, pn_io *io)
 	}
 }
 
+/* The exact (erf) GELU at x, and its derivative in *d. */
+static float gelu(float x, float *d)
+{
+	*d = 0.5f * (1 + erff(x / sqrtf(2))) +
+	     x * expf(-0.5f * x * x) / sqrtf(2 * (float)M_PI);
+	return 0.5f * x * (1 + erff(x / sqrtf(2)));
+}
+
+/* A gated op's activation and its derivative at x (layer.h): SiLU x s(x),
+ * or GELU. */
+static float gated_act(const char *op, float x, float *d)
+{
+	if (!strcmp(op, "silu_mul")) {
+		float s = sig(x);
+		*d = s * (1 + x * (1 - s));
+		return x * s;
+	}
+	return gelu(x, d);
+}
+
 static void elementwise(const pn_layer *l, float p, pn_io *io)
 {
 	size_t n = io->nx;
@@ -563,12 +583,13 @@ static void elementwise(const pn_layer *l, float p, pn_io *io)
 		else if (!strcmp(op, "divu")) v = x / c;
 		else if (!strcmp(op, "powu")) v = powf(x, c);
 		else if (!strcmp(op, "relu")) v = x > 0 ? x : 0;
-		else if (!strcmp(op, "gelu")) v = 0.5f * x * (1 + erff(x / sqrtf(2)));
+		else if (!strcmp(op, "gelu")) { float d; v = gelu(x, &d); }
 		else if (!strcmp(op, "tanh")) v = tanhf(x);
 		else if (!strcmp(op, "sigmoid")) v = sig(x);
 		else if (!strcmp(op, "exp")) v = expf(x);
 		else if (!strcmp(op, "neg")) v = -x;
 		else if (!strcmp(op, "dropout")) v = pn_keep(200, i, p) ? x / (1 - p) : 0;
+		else if (pn_elem_gated(op)) { float d; v = gated_act(op, x, &d) * b[i]; }
 		else v = x;
 		y[i] = v;
 	}
@@ -587,14 +608,17 @@ static void elementwise(const pn_layer *l, float p, pn_io *io)
 		else if (!strcmp(op, "divu")) d1 = g / c;
 		else if (!strcmp(op, "powu")) d1 = g * c * powf(x, c - 1);
 		else if (!strcmp(op, "relu")) d1 = y[i] > 0 ? g : 0;
-		else if (!strcmp(op, "gelu"))
-			d1 = g * (0.5f * (1 + erff(x / sqrtf(2))) +
-				  x * expf(-0.5f * x * x) / sqrtf(2 * (float)M_PI));
+		else if (!strcmp(op, "gelu")) { gelu(x, &d1); d1 *= g; }
 		else if (!strcmp(op, "tanh")) d1 = g * (1 - y[i] * y[i]);
 		else if (!strcmp(op, "sigmoid")) d1 = g * y[i] * (1 - y[i]);
 		else if (!strcmp(op, "exp")) d1 = g * y[i];
 		else if (!strcmp(op, "neg")) d1 = -g;
 		else if (!strcmp(op, "dropout")) d1 = pn_keep(200, i, p) ? g / (1 - p) : 0;
+		else if (pn_elem_gated(op)) {
+			float d, a1 = gated_act(op, x, &d);
+			d1 = g * b[i] * d;
+			d2 = g * a1;
+		}
 		io->dx[i] = d1;
 		if (io->dx2)
 			io->dx2[i] = d2;

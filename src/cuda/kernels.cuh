@@ -78,7 +78,7 @@ __global__ void k_dropout(size_t n, const T *a, T *b, float p, uint64_t salt)
 /* elementwise ops, in the order of pn_elem_ops() */
 enum { E_ADD, E_SUB, E_MUL, E_DIV, E_POW, E_ADDU, E_SUBU, E_MULU, E_DIVU,
        E_POWU, E_RELU, E_GELU, E_TANH, E_SIGMOID, E_EXP, E_NEG, E_COPY,
-       E_DROPOUT, E_N };
+       E_DROPOUT, E_SILU_MUL, E_GELU_MUL, E_N };
 
 __device__ __forceinline__ float gelu(float x)
 {
@@ -116,6 +116,8 @@ __global__ void k_elem_fwd(int op, size_t n, const T *a, const T *b, T *y,
 		case E_EXP: v = __expf(x); break;
 		case E_NEG: v = -x; break;
 		case E_DROPOUT: v = pn_keep(salt, i, p) ? x / (1.f - p) : 0.f; break;
+		case E_SILU_MUL: v = x / (1.f + __expf(-x)) * tof(b[i]); break;
+		case E_GELU_MUL: v = gelu(x) * tof(b[i]); break;
 		default: v = x; break;
 		}
 		y[i] = fromf<T>(v);
@@ -153,6 +155,16 @@ __global__ void k_elem_bwd(int op, size_t n, const T *a, const T *b,
 		case E_EXP: d1 = g * tof(y[i]); break;
 		case E_NEG: d1 = -g; break;
 		case E_DROPOUT: d1 = pn_keep(salt, i, p) ? g / (1.f - p) : 0.f; break;
+		case E_SILU_MUL: {      /* y = silu(x) b: one pass for both */
+			float s = 1.f / (1.f + __expf(-x));
+			d1 = g * tof(b[i]) * s * (1.f + x * (1.f - s));
+			d2 = g * x * s;
+			break;
+		}
+		case E_GELU_MUL:
+			d1 = g * tof(b[i]) * gelu_d(x);
+			d2 = g * gelu(x);
+			break;
 		default: break;
 		}
 		if (op != E_SUB)

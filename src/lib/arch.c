@@ -881,7 +881,13 @@ static void mlp(pn_arch *a, const tf *t, const char *p, double rep, double S)
 	double E = (double)t->E, I = (double)t->I;
 	int b = t->mlp_bias;
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s." suffix, p), nm)
-	if (t->gated) {
+	if (t->gated && t->act != 'r') {    /* one fused gated op */
+		const char *op = t->act == 's' ? "silu_mul" : "gelu_mul";
+		dense(a, NM("gate"), rep, S, E, I, b, 0);
+		dense(a, NM("up"), rep, S, E, I, b, 0);
+		snprintf(nm, sizeof nm, "%s.%s", p, op);
+		vec(a, nm, rep, PN_ELEMENTWISE, op, 1, S, I);
+	} else if (t->gated) {
 		dense(a, NM("gate"), rep, S, E, I, b, 0);
 		dense(a, NM("up"), rep, S, E, I, b, 0);
 		act(a, t, p, rep, S, I);

@@ -64,7 +64,10 @@
  * rotary embedding (two `mul` and an `add`), scores (bmm), position bias
  * (add), softmax, context (bmm) and the output projection.
  * RMSNorm is a `layernorm` row (its weights: dim, no bias); SiLU is
- * sigmoid then mul; a gated MLP multiplies the gate by the up projection;
+ * sigmoid then mul; a gated MLP of SiLU or GELU is one gated op
+ * (`silu_mul`, `gelu_mul`: the activation of the gate times the up
+ * projection, one fused kernel as vLLM's SiluAndMul), of ReLU its relu
+ * and a mul;
  * a mixture of experts is a router (dense and softmax) and each expert's
  * MLP at ceil(seq x experts_per_tok / experts) tokens, repeated over the
  * experts (all of whose weights are trained), and a weighted sum.

@@ -36,6 +36,23 @@ static void feature_waves(double tiles, double traffic, const pn_gpu *g,
 #define LAT_GATHER_BPC 2.0
 #define LAT_FLOOR_CYCLES 5000.0
 
+/* Whether l's kernel is latency-bound (featurize.h): one block a row or
+ * token that reduces or rotates it (norms, softmax, rotary, a gated op) or
+ * an embedding's backward; a streaming elementwise op, a pool or a mem
+ * pass streams at the bandwidth, as the roofline says. */
+static int lat_bound(const pn_layer *l)
+{
+	switch (l->type) {
+	case PN_LAYERNORM: case PN_SOFTMAX: case PN_BATCHNORM: case PN_POSENC:
+	case PN_EMBEDDING:
+		return 1;
+	case PN_ELEMENTWISE:
+		return pn_elem_gated(l->op);
+	default:
+		return 0;
+	}
+}
+
 /* lat_ms (featurize.h); compute is compute_ms. */
 static void lat_features(const pn_layer *l, const pn_work *w, double traffic,
 			  const pn_gpu *g, double compute, double *f)
@@ -48,7 +65,7 @@ static void lat_features(const pn_layer *l, const pn_work *w, double traffic,
 	double dram = touch / (g->mem_bw_gbs * 1e9), mem = dram;
 	if (gather)
 		mem = fmax(dram, touch / (sm_cycles * LAT_GATHER_BPC));
-	else if (w->vector)
+	else if (lat_bound(l))
 		mem = dram + touch / (sm_cycles * LAT_ROW_BPC);
 	f[PN_F_LAT_MS] = (fmax(compute / 1e3, mem) + LAT_FLOOR_CYCLES / hz) *
 			 1e3;

@@ -26,13 +26,14 @@ static const char *const d_bn[] = {"batch", "in_channels", "image", 0};
 static const char *const d_pool[] = {"op", "batch", "in_channels", "image",
 	"kernel", "stride", "padding", 0};
 
-/* Elementwise ops; the first five read two tensors. */
+/* Elementwise ops; the first five read two tensors, and so do the gated
+ * ones from NGATED on (the two halves of their input). */
 static const char *const elemops[] = {
 	"add", "sub", "mul", "div", "pow", "addu", "subu", "mulu", "divu",
 	"powu", "relu", "gelu", "tanh", "sigmoid", "exp", "neg", "copy",
-	"dropout", 0
+	"dropout", "silu_mul", "gelu_mul", 0
 };
-enum { NBINARY = 5 };
+enum { NBINARY = 5, NGATED = 18 };
 /* Pooling ops (pn_layer_defs' ops of pool). */
 static const char *const poolops[] = {"max", "avg", 0};
 
@@ -175,7 +176,12 @@ const char *const *pn_elem_ops(void) { return elemops; }
 int pn_elem_binary(const char *op)
 {
 	int i = pn_name_index(elemops, op);
-	return i >= 0 && i < NBINARY;
+	return (i >= 0 && i < NBINARY) || i >= NGATED;
+}
+
+int pn_elem_gated(const char *op)
+{
+	return pn_name_index(elemops, op) >= NGATED;
 }
 
 static int needs(pn_layer_type t, const char *name)
@@ -630,7 +636,9 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		break;
 	case PN_ELEMENTWISE: {
 		double n = B * S * l->dim;
-		w->flops = w->co = n;               /* one flop an element */
+		/* one flop an element; a gated op two (its activation and
+		 * its product) */
+		w->flops = w->co = (pn_elem_gated(l->op) ? 2 : 1) * n;
 		win = (pn_elem_binary(l->op) ? 2 : 1) * n;
 		wout = n;
 		w->tiles = ceil(n / 1024);

@@ -26,7 +26,12 @@
  *   softmax      batch seq_len dim
  *   elementwise  op batch seq_len dim   (op: add sub mul div pow; addu subu
  *                mulu divu powu with a scalar; relu gelu tanh sigmoid exp
- *                neg copy dropout)
+ *                neg copy dropout; gated silu_mul gelu_mul)
+ *                A gated op is a gated MLP's activation, one fused kernel
+ *                (Vidur's SiluAndMul, GeGLU's gelu and mul): y = act(x1)
+ *                * x2 where x1 and x2 are the two halves of its input
+ *                [B S 2 dim]; it reads 2 dim and writes dim a token, as a
+ *                two-tensor op does, and dim is its output's width.
  *   posenc       batch seq_len embed_dim
  *   mem          elements   (a pure memory pass, such as a copy, view
  *                materialisation or dropout mask: elements read plus
@@ -133,10 +138,12 @@ int pn_prec_bytes(pn_prec p);
 
 /* NULL-terminated list of the elementwise ops (pn_layer_defs' ops of
  * elementwise), and whether an op reads two
- * tensors (add sub mul div pow) rather than one (with a scalar: the ...u
- * ops; or none). */
+ * tensors (add sub mul div pow, and the gated ops' two halves) rather
+ * than one (with a scalar: the ...u ops; or none); whether it is a gated
+ * op (silu_mul gelu_mul: act(x1) * x2 in one kernel). */
 const char *const *pn_elem_ops(void);
 int pn_elem_binary(const char *op);
+int pn_elem_gated(const char *op);
 
 /* ---- NeuSight's operators --------------------------------------------- */
 

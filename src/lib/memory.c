@@ -65,7 +65,8 @@ static int keeps(const pn_layer *l)
 		static const char *const out[] = {"relu", "tanh", "sigmoid",
 						  "exp", 0};
 		static const char *const in[] = {"gelu", "powu", "mul", "div",
-						 "pow", 0};
+						 "pow", "silu_mul", "gelu_mul",
+						 0};
 		return pn_name_index(out, l->op) >= 0 ? KEEP_OUT :
 		       pn_name_index(in, l->op) >= 0 ? KEEP_IN : 0;
 	}

@@ -78,7 +78,7 @@ int pn_vidur_layer(const pn_vidur_op *op, const pn_vidur_cfg *c,
 		l->in_features = h;
 		l->out_features = (c->gated ? 2 : 1) * fp;
 	} else if (strcmp(name, "mlp_act") == 0) {
-		snprintf(l->op, sizeof l->op, "%s", c->gated ? "mul" : "gelu");
+		snprintf(l->op, sizeof l->op, "%s", c->gated ? "silu_mul" : "gelu");
 		l->dim = fp;
 	} else if (strcmp(name, "mlp_down_proj") == 0) {
 		l->in_features = fp;

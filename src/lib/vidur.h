@@ -19,17 +19,14 @@
  *   attn_post_proj            dense        in n_head d/p, out h
  *   post_attention_layernorm  layernorm    dim h         (optional column)
  *   mlp_up_proj               dense        in h, out g f/p
- *   mlp_act                   elementwise  gated: mul, dim f/p (SiluAndMul
- *                                          reads [T x 2f/p], writes
- *                                          [T x f/p]: a two-input op's
- *                                          bytes); else gelu, dim f/p
+ *   mlp_act                   elementwise  gated: silu_mul, dim f/p
+ *                                          (SiluAndMul reads [T x 2f/p],
+ *                                          writes [T x f/p]); else gelu,
+ *                                          dim f/p
  *   mlp_down_proj             dense        in f/p, out h
  *   add                       elementwise  add, dim h (gated only)
  *
- * Approximations, all documented in samples/vidur/README.md: SiluAndMul is
- * a mul row (its bytes exactly; the SiLU's exp is not counted: pn has no
- * silu_mul op, which pn-sample would draw and pn-time cannot time); the
- * norms are
+ * Approximations, all documented in samples/vidur/README.md: the norms are
  * RMSNorm (phi-2, the one non-gated model: LayerNorm) and become layernorm
  * rows (the same traffic, less arithmetic); the rotary embedding becomes a
  * posenc row over the q and k heads it rotates in place; dense rows say

@@ -79,7 +79,8 @@ typedef struct {
  *   layernorm    x[B*S][D]; w = gamma[D], beta[D]; eps 1e-5
  *   softmax      x[B*S][D], over the last axis
  *   elementwise  x[N], x2[N] (two-tensor ops), N = B*S*D; the scalar of
- *                the ...u ops is PN_ELEM_SCALAR
+ *                the ...u ops is PN_ELEM_SCALAR; a gated op: x the half
+ *                its activation reads, x2 the other, y = act(x) * x2
  *   posenc       x[B][S][E]; y = x + pn_posenc_table
  *   batchnorm    x[B][C][X][X]; w = gamma[C], beta[C]; eps 1e-5; a train
  *                row normalizes with the batch's statistics (biased
