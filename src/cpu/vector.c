@@ -46,63 +46,6 @@ static void c_pow_bwd(const op *o)
 	}
 }
 
-/* Gated ops (layer.h): y = act(a) * b over n elements, float or bf16
- * (o->half); their backward dx = act'(a) b dy, dx2 = act(a) dy. */
-static inline float ld(const float *p, size_t i, int half)
-{
-	return half ? pn_bf16_f32(((const uint16_t *)p)[i]) : p[i];
-}
-
-static inline void st(float *p, size_t i, int half, float v)
-{
-	if (half)
-		((uint16_t *)p)[i] = pn_bf16(v);
-	else
-		p[i] = v;
-}
-
-static inline float silu(float x, float *d)
-{
-	float s = 1 / (1 + expf(-x));
-	*d = s * (1 + x * (1 - s));
-	return x * s;
-}
-
-static inline float gelu(float x, float *d)
-{
-	*d = 0.5f * (1 + erff(x * (float)M_SQRT1_2)) +
-	     x * expf(-0.5f * x * x) * (float)(0.5 * M_2_SQRTPI * M_SQRT1_2);
-	return 0.5f * x * (1 + erff(x * (float)M_SQRT1_2));
-}
-
-typedef struct {
-	const float *x1, *x2, *dy;
-	float *dx1, *dx2;
-} gatedbwd;
-
-#define GATED(name, act)                                                    \
-static void name(const op *o)                                               \
-{                                                                           \
-	for (size_t i = 0; i < o->n; i++) {                                 \
-		float d;                                                    \
-		st(o->c, i, o->half, act(ld(o->a, i, o->half), &d) *        \
-		   ld(o->b, i, o->half));                                   \
-	}                                                                   \
-}                                                                           \
-static void name##_bwd(const op *o)                                         \
-{                                                                           \
-	const gatedbwd *p = o->ctx;                                         \
-	for (size_t i = 0; i < o->n; i++) {                                 \
-		float d, g = ld(p->dy, i, o->half);                         \
-		float y = act(ld(p->x1, i, o->half), &d);                   \
-		st(p->dx1, i, o->half, g * ld(p->x2, i, o->half) * d);      \
-		st(p->dx2, i, o->half, g * y);                              \
-	}                                                                   \
-}
-GATED(c_silu_mul, silu)
-GATED(c_gelu_mul, gelu)
-#undef GATED
-
 void dn_embedding(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
@@ -399,35 +342,36 @@ static void elem_dropout(pn_run *r, elem *e, float p)
 	o->half = dn_dt == dnnl_bf16;
 }
 
-/* a gated op, y = act(x) * x2 (layer.h), plain-C: one fused pass, as a
- * gated kernel (SiluAndMul) reads each half once and writes y once
- * (oneDNN's eltwise with a binary post-op of a whole tensor falls back to
- * its reference code, 100 times slower than one streaming pass); the
- * backward also one pass for dx and dx2 */
+/* a gated op, y = act(x) * x2 (layer.h), as a framework runs it on the
+ * CPU: PyTorch's act_fn(gate) * up is two kernels, oneDNN's eltwise act(x)
+ * into t and a binary mul; the backward as autograd runs it, dt = dy x2,
+ * dx2 = dy t, dx = act'(x) dt.  (A fused pass would need oneDNN's eltwise
+ * with a binary post-op of a whole tensor, which falls back to its
+ * reference code, 100 times slower; GPU kernels such as vLLM's SiluAndMul
+ * fuse it, src/cuda/kernels.cuh.) */
 static void elem_gated(pn_run *r, elem *e, const char *name)
 {
-	int silu = strcmp(name, "silu_mul") == 0;
-	op *o = dn_cop(r, FWD, silu ? c_silu_mul : c_gelu_mul);
-	if (!o)
+	dnnl_alg_kind_t alg = strcmp(name, "silu_mul") == 0 ?
+			      dnnl_eltwise_swish : dnnl_eltwise_gelu_erf;
+	dnnl_memory_t t = dn_tensor(r, &e->md, ZERO, 1);
+	dnnl_primitive_desc_t fpd = eltwise(r, FWD, alg, 1, 0, e->x, t);
+	binary(r, FWD, dnnl_binary_mul, t, e->x2, e->y, 0);
+	if (!e->train || r->st)
 		return;
-	o->a = dn_ptr(e->x);
-	o->b = dn_ptr(e->x2);
-	o->c = dn_ptr(e->y);
-	o->n = e->n;
-	o->half = dn_dt == dnnl_bf16;
-	if (!e->train)
-		return;
+	dnnl_memory_t dt = dn_tensor(r, &e->md, ZERO, 1);
 	e->dx = dn_tensor(r, &e->md, ZERO, 1);
 	e->dx2 = dn_tensor(r, &e->md, ZERO, 1);
-	gatedbwd *gb = dn_balloc(r, sizeof *gb);
-	o = dn_cop(r, BWD, silu ? c_silu_mul_bwd : c_gelu_mul_bwd);
-	if (!gb || !o)
+	binary(r, BWD, dnnl_binary_mul, e->dy, e->x2, dt, 0);
+	binary(r, BWD, dnnl_binary_mul, e->dy, t, e->dx2, 0);
+	if (r->st)
 		return;
-	*gb = (gatedbwd){dn_ptr(e->x), dn_ptr(e->x2), dn_ptr(e->dy),
-			 dn_ptr(e->dx), dn_ptr(e->dx2)};
-	o->ctx = gb;
-	o->n = e->n;
-	o->half = dn_dt == dnnl_bf16;
+	dnnl_eltwise_desc_t bd;
+	DN(dnnl_eltwise_backward_desc_init(&bd, alg, &e->md, &e->md, 1, 0),
+	   "eltwise backward");
+	dnnl_primitive_desc_t bpd = dn_pdesc(r, &bd, 0, 1, fpd,
+					     "eltwise backward");
+	dn_prim(r, BWD, bpd, DNNL_ARG_SRC, e->x, DNNL_ARG_DIFF_DST, dt,
+		DNNL_ARG_DIFF_SRC, e->dx, -1);
 }
 
 /* tensor pow: plain-C */
