@@ -88,72 +88,53 @@ static void c_linear_bwd(const op *o)
 			p->db[j] += p->dz[i * O + j];
 }
 
-/* The fp32 dense layer on OpenBLAS (see the top of the file). */
-static void blas_dense(pn_run *r)
+/* The products of an fp32 dense layer on OpenBLAS (see the top of the
+ * file): y = x W^T + b into FWD, or dx, dW, db from dz into BWD. */
+static void blas_fwd(pn_run *r, dnnl_memory_t x, dnnl_memory_t w,
+		     dnnl_memory_t b, dnnl_memory_t y, size_t B, size_t O,
+		     size_t I)
 {
-	const pn_layer *l = &r->cfg.l;
-	dnnl_dim_t B = (dnnl_dim_t)l->batch, I = (dnnl_dim_t)l->in_features,
-		   O = (dnnl_dim_t)l->out_features;
-	int act = l->activation, train = l->train;
-	/* W[O][I] row-major, described as pn_io's w[I][O] (--check) */
-	dnnl_memory_desc_t mx = MD(2, B, I), my = MD(2, B, O),
-		mw = MDS(2, DIMS(I, O), DIMS(1, I)), mwt = MD(2, O, I),
-		mb = MD(2, 1, O);
-	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1);
-	dnnl_memory_t w = dn_tensor(r, &mw, WEIGHT, (double)I);
-	dnnl_memory_t b = l->bias ? dn_tensor(r, &mb, WEIGHT, (double)I) : NULL;
-	dnnl_memory_t y = dn_tensor(r, &my, ZERO, 1);
-	linbwd *p = dn_balloc(r, sizeof *p);
 	op *o = dn_cop(r, FWD, c_linear);
-	if (!o || !p)
+	if (!o)
 		return;
 	dn_note(r, "openblas:sgemm");
 	*o = (op){.fn = c_linear, .a = dn_ptr(x), .b = dn_ptr(y),
-		  .c = b ? dn_ptr(b) : NULL, .d = dn_ptr(w), .n = (size_t)B,
-		  .m = (size_t)O, .k = (int)I};
-	dn_act_fwd(r, act, y);
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!train) {
-		dn_addparam(r, w, NULL, NULL);
-		dn_addparam(r, b, NULL, NULL);
-		return;
-	}
-	dnnl_memory_t dy = dn_tensor(r, &my, RAND, 1);
-	dnnl_memory_t dz = dn_act_bwd(r, act, y, dy);
-	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
-	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
-	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
-	o = dn_cop(r, BWD, c_linear_bwd);
-	if (!o)
+		  .c = b ? dn_ptr(b) : NULL, .d = dn_ptr(w), .n = B, .m = O,
+		  .k = (int)I};
+}
+
+static void blas_bwd(pn_run *r, dnnl_memory_t dz, dnnl_memory_t w,
+		     dnnl_memory_t x, dnnl_memory_t dx, dnnl_memory_t dw,
+		     dnnl_memory_t db, size_t B, size_t O, size_t I)
+{
+	linbwd *p = dn_balloc(r, sizeof *p);
+	op *o = dn_cop(r, BWD, c_linear_bwd);
+	if (!o || !p)
 		return;
 	*p = (linbwd){dn_ptr(dz), dn_ptr(w), dn_ptr(x), dn_ptr(dx), dn_ptr(dw),
 		      db ? dn_ptr(db) : NULL};
-	*o = (op){.fn = c_linear_bwd, .ctx = p, .n = (size_t)B, .m = (size_t)O,
-		  .k = (int)I};
-	dn_addparam(r, w, dw, NULL);
-	dn_addparam(r, b, db, NULL);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	*o = (op){.fn = c_linear_bwd, .ctx = p, .n = B, .m = O, .k = (int)I};
 }
 
 void dn_dense(pn_run *r)
 {
-	if (dn_dt == dnnl_f32) {
-		blas_dense(r);
-		return;
-	}
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t B = (dnnl_dim_t)l->batch, I = (dnnl_dim_t)l->in_features,
 		   O = (dnnl_dim_t)l->out_features;
-	int act = l->activation, train = l->train;
+	int act = l->activation, train = l->train, blas = dn_dt == dnnl_f32;
+	/* W[O][I] row-major, described as pn_io's w[I][O] */
 	dnnl_memory_desc_t mx = MD(2, B, I), my = MD(2, B, O),
 		mw = MDS(2, DIMS(I, O), DIMS(1, I)), mb = MD(2, 1, O);
 	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1);
 	dnnl_memory_t w = dn_tensor(r, &mw, WEIGHT, (double)I);
 	dnnl_memory_t b = l->bias ? dn_tensor(r, &mb, WEIGHT, (double)I) : NULL;
 	dnnl_memory_t y = dn_tensor(r, &my, ZERO, 1);
-	matmul(r, FWD, x, w, b, y, act, 1);
+	if (blas) {
+		blas_fwd(r, x, w, b, y, (size_t)B, (size_t)O, (size_t)I);
+		dn_act_fwd(r, act, y);
+	} else {
+		matmul(r, FWD, x, w, b, y, act, 1);
+	}
 	dn_canon(r, CX, x, NULL);
 	dn_canon(r, CY, y, NULL);
 	if (!train) {
@@ -166,12 +147,16 @@ void dn_dense(pn_run *r)
 	dnnl_memory_desc_t mwt = MD(2, O, I), mdzt = MDS(2, DIMS(O, B),
 							DIMS(1, O));
 	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
-	matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
 	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
-	matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
 	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
-	if (b)
-		colsum(r, BWD, dz, db);
+	if (blas) {
+		blas_bwd(r, dz, w, x, dx, dw, db, (size_t)B, (size_t)O, (size_t)I);
+	} else if (!r->st) {
+		matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
+		matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
+		if (b)
+			colsum(r, BWD, dz, db);
+	}
 	dn_addparam(r, w, dw, NULL);
 	dn_addparam(r, b, db, NULL);
 	dn_canon(r, CDY, dy, NULL);
