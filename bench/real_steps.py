@@ -32,6 +32,13 @@ import statistics
 import sys
 import time
 
+# One thread means one: torch.set_num_threads(1) sets OpenMP's threads, not
+# those of the BLAS that Debian's torch runs addmm and mm on (OpenBLAS,
+# pthreads: as many as there are cores), whose workers' time the
+# calling thread's CPU clock does not count.  Set before torch loads it.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
 import torch
 import torch.nn as nn
 

@@ -73,6 +73,22 @@ has_cuda_device() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" != *ref:* ]]
 }
 
+@test "pn-time runs an fp32 dense layer's products on OpenBLAS, as PyTorch's Linear does" {
+	printf 'layer\tbatch\tin_features\tout_features\tbias\tpass\toptimizer\ndense\t8\t64\t32\t1\ttrain\tsgd\n' |
+		pn-time -q -r 2 -w 1 >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = openblas:sgemm ]
+}
+
+@test "pn-time runs a conv2d on plain tensors and times the reorders into the primitive's layouts, as a framework does" {
+	# 16 channels: every x86 jit kernel blocks them (nChw16c or nChw8c);
+	# the message lists the reorders' implementations beside the conv's
+	printf 'layer\tbatch\tin_channels\tout_channels\tkernel\timage\tstride\tpadding\tbias\nconv2d\t2\t16\t16\t3\t8\t1\t1\t0\n' |
+		pn-time -q -r 1 -w 0 >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *,* ]]
+}
+
 @test "pn-time gives bigger dense layers longer times on average" {
 	printf 'layer\tbatch\tin_features\tout_features\n' >"$BATS_TEST_TMPDIR/in"
 	for i in 1 2 3 4; do printf 'dense\t1\t8\t8\ndense\t32\t512\t512\n' >>"$BATS_TEST_TMPDIR/in"; done

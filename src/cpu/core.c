@@ -2,6 +2,7 @@
  * loops where oneDNN has no primitive (embedding, dropout, tensor pow);
  * the helpers every layer family uses (dnn.h) and the backend's table.
  * The optimizer updates are optim.h's. */
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -273,14 +274,19 @@ static op *newop(pn_run *r, int ph)
 	return o;
 }
 
-static void note_impl(pn_run *r, const_dnnl_primitive_desc_t pd)
+void dn_note(pn_run *r, const char *s)
 {
-	const char *s = NULL;
-	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s);
 	if (!s || strstr(r->impl, s))
 		return;
 	size_t n = strlen(r->impl);
 	snprintf(r->impl + n, sizeof r->impl - n, "%s%s", n ? "," : "", s);
+}
+
+static void note_impl(pn_run *r, const_dnnl_primitive_desc_t pd)
+{
+	const char *s = NULL;
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s);
+	dn_note(r, s);
 }
 
 /* Add the primitive of pd to phase ph with (arg, memory) pairs ending in
@@ -413,6 +419,17 @@ static dnnl_alg_kind_t act_bwd_alg(int act)
 				    dnnl_eltwise_logistic_use_dst_for_bwd;
 }
 
+void dn_act_fwd(pn_run *r, int act, dnnl_memory_t y)
+{
+	if (act == PN_ACT_NONE || r->st)
+		return;
+	dnnl_eltwise_desc_t fd;
+	DN(dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training,
+		act_bwd_alg(act), dn_mdof(y), 0, 0), "eltwise");
+	dnnl_primitive_desc_t pd = dn_pdesc(r, &fd, 0, 1, NULL, "eltwise");
+	dn_prim(r, FWD, pd, DNNL_ARG_SRC, y, DNNL_ARG_DST, y, -1);
+}
+
 /* dz = dy * act'(y) as an eltwise backward primitive on y's layout. */
 dnnl_memory_t dn_act_bwd(pn_run *r, int act, dnnl_memory_t y,
 			     dnnl_memory_t dy)
@@ -449,6 +466,7 @@ static int cpu_open(const pn_bk_opts *o, char *device, size_t nd,
 {
 	dn_opts = *o;
 	omp_set_num_threads(o->threads);
+	openblas_set_num_threads(o->threads);
 	clock_id = o->cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 	if (dnnl_engine_create(&dn_eng, dnnl_cpu, 0) != dnnl_success ||
 	    dnnl_stream_create(&dn_strm, dn_eng, dnnl_stream_default_flags) !=

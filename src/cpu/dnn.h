@@ -157,6 +157,8 @@ void dn_reorder(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst);
  * to phase ph now. */
 dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
 		    const dnnl_memory_desc_t *want);
+/* Add s to the implementations that the row's message lists (once). */
+void dn_note(pn_run *r, const char *s);
 /* A plain-C op fn added to phase ph (its fields set by the caller). */
 op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
 /* b = a * keep / (1 - f), the mask of pn_keep with salt k, n elements
@@ -170,6 +172,9 @@ void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
  * m's own). */
 void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
 	      const dnnl_memory_desc_t *md);
+/* y = act(y) in place, an eltwise forward primitive added to FWD (none:
+ * nothing); a framework runs its activation as an op of its own. */
+void dn_act_fwd(pn_run *r, int act, dnnl_memory_t y);
 /* dz = dy * act'(y) as an eltwise backward primitive on y's layout. */
 dnnl_memory_t dn_act_bwd(pn_run *r, int act, dnnl_memory_t y,
 			 dnnl_memory_t dy);

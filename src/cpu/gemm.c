@@ -1,6 +1,15 @@
 /* gemm.c - the cpu backend's matrix products: dense, bmm and
- * attention (oneDNN matmul, softmax, reductions). */
+ * attention (oneDNN matmul, softmax, reductions).
+ *
+ * An fp32 dense layer runs as a framework's Linear does on the CPU:
+ * PyTorch's addmm and mm call the BLAS it links (OpenBLAS's sgemm on
+ * Debian), not oneDNN, and sum the bias gradient in a loop of their own,
+ * so those are what pn-time times (pn-time --cpu-spec measures OpenBLAS
+ * at about half of oneDNN's sgemm rate on one core). */
+#include <cblas.h>
+#undef I                 /* complex.h's, through cblas.h: I names sizes here */
 #include <math.h>
+#include <string.h>
 
 #include "dnn.h"
 #include "err.h"
@@ -43,19 +52,89 @@ static void colsum(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst)
 	matmul(r, ph, ones, src, NULL, dst, 0, 1);
 }
 
+/* y[B][O] = x[B][I] W[O][I]^T + b: PyTorch's addmm (the bias copied into
+ * every row, then sgemm with beta 1) */
+static void c_linear(const op *o)
+{
+	size_t B = o->n, O = o->m, I = (size_t)o->k;
+	if (o->c)
+		for (size_t i = 0; i < B; i++)
+			memcpy(o->b + i * O, o->c, O * sizeof(float));
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)O,
+		    (int)I, 1, o->a, (int)I, o->d, (int)I, o->c ? 1 : 0, o->b,
+		    (int)O);
+}
+
+/* dx[B][I] = dz[B][O] W[O][I] (a); dW[O][I] = dz^T x (b); db[O] = the
+ * column sums of dz (c, when there is a bias) */
+typedef struct {
+	const float *dz, *w, *x;
+	float *dx, *dw, *db;
+} linbwd;
+
+static void c_linear_bwd(const op *o)
+{
+	const linbwd *p = o->ctx;
+	size_t B = o->n, O = o->m, I = (size_t)o->k;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)I,
+		    (int)O, 1, p->dz, (int)O, p->w, (int)I, 0, p->dx, (int)I);
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)O, (int)I,
+		    (int)B, 1, p->dz, (int)O, p->x, (int)I, 0, p->dw, (int)I);
+	if (!p->db)
+		return;
+	memset(p->db, 0, O * sizeof(float));
+	for (size_t i = 0; i < B; i++)
+		for (size_t j = 0; j < O; j++)
+			p->db[j] += p->dz[i * O + j];
+}
+
+/* The products of an fp32 dense layer on OpenBLAS (see the top of the
+ * file): y = x W^T + b into FWD, or dx, dW, db from dz into BWD. */
+static void blas_fwd(pn_run *r, dnnl_memory_t x, dnnl_memory_t w,
+		     dnnl_memory_t b, dnnl_memory_t y, size_t B, size_t O,
+		     size_t I)
+{
+	op *o = dn_cop(r, FWD, c_linear);
+	if (!o)
+		return;
+	dn_note(r, "openblas:sgemm");
+	*o = (op){.fn = c_linear, .a = dn_ptr(x), .b = dn_ptr(y),
+		  .c = b ? dn_ptr(b) : NULL, .d = dn_ptr(w), .n = B, .m = O,
+		  .k = (int)I};
+}
+
+static void blas_bwd(pn_run *r, dnnl_memory_t dz, dnnl_memory_t w,
+		     dnnl_memory_t x, dnnl_memory_t dx, dnnl_memory_t dw,
+		     dnnl_memory_t db, size_t B, size_t O, size_t I)
+{
+	linbwd *p = dn_balloc(r, sizeof *p);
+	op *o = dn_cop(r, BWD, c_linear_bwd);
+	if (!o || !p)
+		return;
+	*p = (linbwd){dn_ptr(dz), dn_ptr(w), dn_ptr(x), dn_ptr(dx), dn_ptr(dw),
+		      db ? dn_ptr(db) : NULL};
+	*o = (op){.fn = c_linear_bwd, .ctx = p, .n = B, .m = O, .k = (int)I};
+}
+
 void dn_dense(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t B = (dnnl_dim_t)l->batch, I = (dnnl_dim_t)l->in_features,
 		   O = (dnnl_dim_t)l->out_features;
-	int act = l->activation, train = l->train;
+	int act = l->activation, train = l->train, blas = dn_dt == dnnl_f32;
+	/* W[O][I] row-major, described as pn_io's w[I][O] */
 	dnnl_memory_desc_t mx = MD(2, B, I), my = MD(2, B, O),
 		mw = MDS(2, DIMS(I, O), DIMS(1, I)), mb = MD(2, 1, O);
 	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1);
 	dnnl_memory_t w = dn_tensor(r, &mw, WEIGHT, (double)I);
 	dnnl_memory_t b = l->bias ? dn_tensor(r, &mb, WEIGHT, (double)I) : NULL;
 	dnnl_memory_t y = dn_tensor(r, &my, ZERO, 1);
-	matmul(r, FWD, x, w, b, y, act, 1);
+	if (blas) {
+		blas_fwd(r, x, w, b, y, (size_t)B, (size_t)O, (size_t)I);
+		dn_act_fwd(r, act, y);
+	} else {
+		matmul(r, FWD, x, w, b, y, act, 1);
+	}
 	dn_canon(r, CX, x, NULL);
 	dn_canon(r, CY, y, NULL);
 	if (!train) {
@@ -68,12 +147,16 @@ void dn_dense(pn_run *r)
 	dnnl_memory_desc_t mwt = MD(2, O, I), mdzt = MDS(2, DIMS(O, B),
 							DIMS(1, O));
 	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
-	matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
 	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
-	matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
 	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
-	if (b)
-		colsum(r, BWD, dz, db);
+	if (blas) {
+		blas_bwd(r, dz, w, x, dx, dw, db, (size_t)B, (size_t)O, (size_t)I);
+	} else if (!r->st) {
+		matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
+		matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
+		if (b)
+			colsum(r, BWD, dz, db);
+	}
 	dn_addparam(r, w, dw, NULL);
 	dn_addparam(r, b, db, NULL);
 	dn_canon(r, CDY, dy, NULL);
