@@ -3,7 +3,8 @@
 #   . "$(dirname "$0")/lib.sh"
 #
 # sets root (the tree), puts its bin/ first on PATH, LC_ALL=C, and prog (the
-# pipeline's name, for messages), and defines:
+# pipeline's name, for messages); answers -h and --help with the
+# pipeline's header comment; and defines:
 #
 #   die MESSAGE...         "PROG: MESSAGE" on stderr, exit 1
 #   need_whole NAME VALUE  die unless VALUE is a whole number (a setting)
@@ -38,6 +39,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATH="$root/bin:$PATH"
 export LC_ALL=C
 prog=$(basename "$0")
+# -h or --help as the pipeline's first argument: its header comment, the
+# pipeline's manual, and exit 0 (before a pipeline takes it for OUTDIR)
+case ${1:-} in
+-h | --help)
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+	exit 0 ;;
+esac
 
 die() {
 	echo "$prog: $*" >&2

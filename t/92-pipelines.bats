@@ -328,3 +328,11 @@ lib() {
 	lib need_positive EPOCHS 7
 	[ "$status" -eq 0 ]
 }
+
+@test "a pipeline answers --help with its header comment and exit 0, making nothing" {
+	cd "$BATS_TEST_TMPDIR"
+	run "$BATS_TEST_DIRNAME/../pipelines/gpu-gap" --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "pipelines/gpu-gap - the whole-model gap on GPUs: how much a whole model's" ]
+	[ -z "$(ls -A)" ]
+}
