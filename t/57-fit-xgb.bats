@@ -177,3 +177,68 @@ second_b64() { grep -n '^b64 ' "$1" | sed -n '2s/:.*//p'; }
 	[ ! -e a.model ]
 	echo "pn-fit: xgb: mode must be boost or rf, not 'dart'" | diff - err
 }
+
+@test "pn-fit -f xgb -p mode=rf grows its forest in two parts by default" {
+	fit a.model -p mode=rf -p trees=5 "$M/smooth.tsv"
+	body a.model | awk '$1 == "parts" || $1 == "trees"' >parts
+	printf 'parts 2\ntrees 3\ntrees 2\n' | diff - parts
+}
+
+@test "pn-fit -f xgb -p mode=rf gives the same forest in parts with one thread as with two" {
+	fit a.model -p mode=rf -p trees=6 -p parts=3 -p threads=1 "$M/smooth.tsv"
+	fit b.model -p mode=rf -p trees=6 -p parts=3 -p threads=2 "$M/smooth.tsv"
+	cmp <(body a.model) <(body b.model)
+}
+
+# Part i of a forest is the forest of its trees alone with the seed + i, and
+# the forest predicts the mean of its parts weighted by their trees.
+@test "pn-fit -f xgb -p mode=rf predicts the tree-weighted mean of its parts" {
+	fit all.model -s 5 -p mode=rf -p trees=3 -p parts=2 "$M/smooth.tsv"
+	fit p0.model -s 5 -p mode=rf -p trees=2 -p parts=1 "$M/smooth.tsv"
+	fit p1.model -s 6 -p mode=rf -p trees=1 -p parts=1 "$M/smooth.tsv"
+	for m in all p0 p1; do
+		pn-eval -m $m.model "$M/test.tsv" >$m.out
+		column pred_ms $m.out >$m.pred
+	done
+	paste all.pred p0.pred p1.pred | awk -F'\t' '{
+		want = (2 * $2 + $3) / 3; d = $1 - want; if (d < 0) d = -d
+		if (d > 1e-6 * (want < 0 ? -want : want)) bad++; n++ }
+		END { exit !(n == 200 && !bad) }'
+}
+
+@test "pn-fit -f xgb rejects parts above 1 in boost mode" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p parts=2 "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -e a.model ]
+	echo "pn-fit: xgb: parts above 1 want mode=rf and rounds=1" | diff - err
+}
+
+@test "pn-fit -f xgb rejects more parts than trees" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p mode=rf -p trees=2 -p parts=3 "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -e a.model ]
+	echo "pn-fit: xgb: parts must be 1 to 64 and at most trees" | diff - err
+}
+
+@test "pn-fit -f xgb model whose part holds other than its stated trees is a clear error" {
+	fit a.model -p mode=rf -p trees=5 "$M/smooth.tsv"
+	l=$(grep -n '^trees 3$' a.model | cut -d: -f1)
+	sed "${l}s/.*/trees 4/" a.model >bad.model
+	end=$(grep -n '^end$' bad.model | tail -1 | cut -d: -f1)
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s out ]
+	echo "pn-eval: bad.model:$end: corrupt model: xgb: part 1 has 3 trees, the model says 4" |
+		diff - err
+}
+
+@test "pn-fit -f xgb model with one part fewer than it states is a clear error" {
+	fit a.model -p mode=rf -p trees=5 "$M/smooth.tsv"
+	l=$(grep -n '^trees 2$' a.model | cut -d: -f1)
+	end=$(grep -n '^end$' a.model | tail -1 | cut -d: -f1)
+	sed "${l},$((end - 1))d" a.model >bad.model
+	run_io pn-eval -m bad.model "$M/test.tsv"
+	[ "$status" -eq 1 ]
+	echo "pn-eval: bad.model:$l: corrupt model: 'end' too early, want 'trees'" |
+		diff - err
+}

@@ -6,7 +6,15 @@
  *          without a lower validation RMSE and keeps the best rounds.
  *   rf     XGBoost's random forest: one round of `trees` parallel trees on
  *          row subsamples without replacement, eta 1, no leaf penalty;
- *          for comparison with the rf family.
+ *          for comparison with the rf family.  The trees grow in `parts`
+ *          boosters (default 2), part i with trees/parts of them (the
+ *          first trees % parts parts one more) and the seed + i, on
+ *          threads of their own: XGBoost grows one tree at a time, its
+ *          threads meeting at every node, while the trees of a forest
+ *          need nothing from each other.  The prediction is the mean of
+ *          the parts' weighted by their trees, which is the mean of all
+ *          the trees, as one booster's would be (XGBoost divides a
+ *          forest's learning rate by its tree count).
  *
  * Parameters       boost   rf     XGBoost name
  *   rounds           600    1     boosting rounds
@@ -20,12 +28,15 @@
  *   lambda             1    0     lambda (L2 on leaf weights)
  *   bins             256  256     max_bin
  *   patience          20    -     early stopping with --val (0: off)
- *   threads            2    2     nthread
+ *   threads            2    2     nthread (rf: shared by the parts)
+ *   parts              1    2     boosters, each on min(parts, threads)
+ *                                 threads' share (rf only; 1 to 64, at
+ *                                 most trees)
  * base_score is the training mean; seed is the --seed (its low 31 bits).
  * rf mode ignores --val.  A seed gives a byte-identical model for any
  * thread count (checked with XGBoost 1.7.4; the hist histograms are summed
- * in a fixed order), and the predictions equal xgboost-Python's with the
- * same parameters.
+ * in a fixed order), and with parts=1 the predictions equal
+ * xgboost-Python's with the same parameters.
  *
  * Body: the booster in XGBoost's UBJSON format, base64 in lines of 76
  * characters:
@@ -34,6 +45,9 @@
  *   crc32 XXXXXXXX     CRC-32 (zlib's) of the N bytes, 8 hex digits
  *   b64 <76 characters>
  *   ...
+ * A model of K > 1 parts has the line "parts K" after "format ubj", then
+ * for each part "trees T" (its tree count, checked against the booster)
+ * and the bytes, crc32 and b64 lines of its booster.
  *
  * libxgboost trusts the lengths inside a UBJSON body and the node indices
  * of its trees (a wrong one reads or writes outside its buffers), so only a
@@ -53,6 +67,7 @@
  * mismatch is ignored so that the checks after it are reached.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +82,13 @@
 #define PRED_BATCH 65536
 #define B64_LINE 76
 
+#define MAX_PARTS 64
+
+/* parts boosters; part i holds trees[i] trees (read only with parts > 1) */
 typedef struct {
-	BoosterHandle h;
+	BoosterHandle h[MAX_PARTS];
+	long trees[MAX_PARTS];
+	int parts;
 	size_t p;
 } xgb;
 
@@ -106,8 +126,9 @@ static void xgb_free(void *v)
 	xgb *m = v;
 	if (!m)
 		return;
-	if (m->h)
-		XGBoosterFree(m->h);
+	for (int i = 0; i < MAX_PARTS; i++)
+		if (m->h[i])
+			XGBoosterFree(m->h[i]);
 	free(m);
 }
 
@@ -193,7 +214,7 @@ static int batch_next(DataIterHandle h)
  * a plain DMatrix and without binning that copy again at the first
  * round (the same cuts, the same model). */
 static int make_qdmatrix(const pn_data *d, long threads, long bins,
-			 DMatrixHandle *out, char *err)
+			 DMatrixHandle ref, DMatrixHandle *out, char *err)
 {
 	batch b = {NULL, to_float(d->x, d->n * d->p), to_float(d->y, d->n),
 		   d->n, d->p, 0};
@@ -203,7 +224,7 @@ static int make_qdmatrix(const pn_data *d, long threads, long bins,
 	snprintf(config, sizeof config, "{\"missing\": NaN, \"nthread\": %ld, "
 		 "\"max_bin\": %ld}", threads, bins);
 	XCHECK(XGProxyDMatrixCreate(&b.proxy));
-	XCHECK(XGQuantileDMatrixCreateFromCallback(&b, b.proxy, NULL,
+	XCHECK(XGQuantileDMatrixCreateFromCallback(&b, b.proxy, ref,
 		batch_reset, batch_next, config, out));
 	rc = 0;
 fail:
@@ -214,109 +235,126 @@ fail:
 	return rc;
 }
 
-static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
-		     uint64_t seed, void (*progress)(double, double), char *err)
+/* The parameters of a fit (fam_xgb.c's table at the top). */
+typedef struct {
+	int rf;
+	long rounds, trees, depth, bins, patience, threads, parts;
+	double eta, subsample, colsample, bynode, mcw, lambda;
+} cfg;
+
+/* cfg from par; -1 and a message in err for a bad value. */
+static int read_cfg(pn_params *par, cfg *c, char *err)
 {
 	const char *mode = param_str(par, "mode", "boost");
-	int rf = strcmp(mode, "rf") == 0;
-	if (!rf && strcmp(mode, "boost") != 0) {
+	c->rf = strcmp(mode, "rf") == 0;
+	if (!c->rf && strcmp(mode, "boost") != 0) {
 		snprintf(err, 256, "xgb: mode must be boost or rf, not '%s'",
 			 mode);
-		return NULL;
+		return -1;
 	}
-	long rounds = pn_params_int(par, "rounds", rf ? 1 : 600);
-	long trees = pn_params_int(par, "trees", rf ? 100 : 1);
-	long depth = pn_params_int(par, "depth", rf ? 12 : 8);
-	double eta = pn_params_num(par, "eta", rf ? 1 : 0.1);
-	double subsample = pn_params_num(par, "subsample", rf ? 0.632 : 1);
-	double colsample = pn_params_num(par, "colsample", 1);
-	double bynode = pn_params_num(par, "colsample_bynode", rf ? 0.8 : 1);
-	double mcw = pn_params_num(par, "min_child_weight", 1);
-	double lambda = pn_params_num(par, "lambda", rf ? 0 : 1);
-	long bins = pn_params_int(par, "bins", 256);
-	long patience = pn_params_int(par, "patience", 20);
-	long threads = pn_params_int(par, "threads", 2);
+	int rf = c->rf;
+	c->rounds = pn_params_int(par, "rounds", rf ? 1 : 600);
+	c->trees = pn_params_int(par, "trees", rf ? 100 : 1);
+	c->depth = pn_params_int(par, "depth", rf ? 12 : 8);
+	c->eta = pn_params_num(par, "eta", rf ? 1 : 0.1);
+	c->subsample = pn_params_num(par, "subsample", rf ? 0.632 : 1);
+	c->colsample = pn_params_num(par, "colsample", 1);
+	c->bynode = pn_params_num(par, "colsample_bynode", rf ? 0.8 : 1);
+	c->mcw = pn_params_num(par, "min_child_weight", 1);
+	c->lambda = pn_params_num(par, "lambda", rf ? 0 : 1);
+	c->bins = pn_params_int(par, "bins", 256);
+	c->patience = pn_params_int(par, "patience", 20);
+	c->threads = pn_params_int(par, "threads", 2);
+	long dparts = rf && c->rounds == 1 ? (c->trees < 2 ? c->trees : 2) : 1;
+	c->parts = pn_params_int(par, "parts", dparts);
 	const char *bad = NULL;
-	if (rounds < 1 || rounds > 1000000)
+	if (c->rounds < 1 || c->rounds > 1000000)
 		bad = "rounds must be 1 to 1000000";
-	else if (trees < 1 || trees > 100000)
+	else if (c->trees < 1 || c->trees > 100000)
 		bad = "trees must be 1 to 100000";
-	else if (depth < 1 || depth > 63)
+	else if (c->depth < 1 || c->depth > 63)
 		bad = "depth must be 1 to 63";
-	else if (!(eta > 0 && eta <= 1))
+	else if (!(c->eta > 0 && c->eta <= 1))
 		bad = "eta must be above 0 and at most 1";
-	else if (!(subsample > 0 && subsample <= 1))
+	else if (!(c->subsample > 0 && c->subsample <= 1))
 		bad = "subsample must be above 0 and at most 1";
-	else if (!(colsample > 0 && colsample <= 1))
+	else if (!(c->colsample > 0 && c->colsample <= 1))
 		bad = "colsample must be above 0 and at most 1";
-	else if (!(bynode > 0 && bynode <= 1))
+	else if (!(c->bynode > 0 && c->bynode <= 1))
 		bad = "colsample_bynode must be above 0 and at most 1";
-	else if (!(mcw >= 0 && mcw < 1e300))
+	else if (!(c->mcw >= 0 && c->mcw < 1e300))
 		bad = "min_child_weight must be 0 or more";
-	else if (!(lambda >= 0 && lambda < 1e300))
+	else if (!(c->lambda >= 0 && c->lambda < 1e300))
 		bad = "lambda must be 0 or more";
-	else if (bins < 2 || bins > 65536)
+	else if (c->bins < 2 || c->bins > 65536)
 		bad = "bins must be 2 to 65536";
-	else if (patience < 0)
+	else if (c->patience < 0)
 		bad = "patience must be 0 or more";
-	else if (threads < 1 || threads > 1024)
+	else if (c->threads < 1 || c->threads > 1024)
 		bad = "threads must be 1 to 1024";
+	else if (c->parts > 1 && (!rf || c->rounds != 1))
+		bad = "parts above 1 want mode=rf and rounds=1";
+	else if (c->parts < 1 || c->parts > MAX_PARTS ||
+		 c->parts > c->trees)
+		bad = "parts must be 1 to 64 and at most trees";
 	if (bad) {
 		snprintf(err, 256, "xgb: %s", bad);
-		return NULL;
+		return -1;
 	}
-	if (d->n < 1) {
-		snprintf(err, 256, "xgb: no training rows");
-		return NULL;
-	}
-	int use_val = val && val->n > 0 && !rf;
-	if (use_val && val->p != d->p) {
-		snprintf(err, 256, "xgb: validation has %zu features, training "
-			 "has %zu", val->p, d->p);
-		return NULL;
-	}
+	return 0;
+}
 
-	xgb *m = pn_xcalloc(1, sizeof *m);
-	m->p = d->p;
-	DMatrixHandle dm[2] = { NULL, NULL };
-	BoosterHandle best = NULL;
-	double *vpred = use_val ? pn_xmalloc(val->n * sizeof *vpred) : NULL;
-	if (make_qdmatrix(d, threads, bins, &dm[0], err) || (use_val &&
-	    make_dmatrix(val, threads, &dm[1], err)))
-		goto fail;
-	XCHECK(XGBoosterCreate(dm, use_val ? 2 : 1, &m->h));
-	double mean = 0;
-	for (size_t i = 0; i < d->n; i++)
-		mean += d->y[i];
-	mean /= d->n;
+/* A booster on the n matrices dm with c's parameters, trees parallel
+ * trees, the seed's low 31 bits and nthread threads; NULL and a message
+ * in err on failure. */
+static BoosterHandle booster(DMatrixHandle *dm, int n, const cfg *c,
+			     long trees, uint64_t seed, long nthread,
+			     double mean, char *err)
+{
+	BoosterHandle h = NULL;
 	char sseed[32];
 	snprintf(sseed, sizeof sseed, "%llu",
 		 (unsigned long long)(seed & 0x7fffffff));
-	XCHECK(XGBoosterSetParam(m->h, "validate_parameters", "1"));
-	XCHECK(XGBoosterSetParam(m->h, "objective", "reg:squarederror"));
-	XCHECK(XGBoosterSetParam(m->h, "tree_method", "hist"));
-	XCHECK(XGBoosterSetParam(m->h, "seed", sseed));
-	if (set(m->h, "base_score", mean, err) ||
-	    set(m->h, "num_parallel_tree", trees, err) ||
-	    set(m->h, "max_depth", depth, err) ||
-	    set(m->h, "eta", eta, err) ||
-	    set(m->h, "subsample", subsample, err) ||
-	    set(m->h, "colsample_bytree", colsample, err) ||
-	    set(m->h, "colsample_bynode", bynode, err) ||
-	    set(m->h, "min_child_weight", mcw, err) ||
-	    set(m->h, "lambda", lambda, err) ||
-	    set(m->h, "max_bin", bins, err) ||
-	    set(m->h, "nthread", threads, err))
+	XCHECK(XGBoosterCreate(dm, (bst_ulong)n, &h));
+	XCHECK(XGBoosterSetParam(h, "validate_parameters", "1"));
+	XCHECK(XGBoosterSetParam(h, "objective", "reg:squarederror"));
+	XCHECK(XGBoosterSetParam(h, "tree_method", "hist"));
+	XCHECK(XGBoosterSetParam(h, "seed", sseed));
+	if (set(h, "base_score", mean, err) ||
+	    set(h, "num_parallel_tree", trees, err) ||
+	    set(h, "max_depth", c->depth, err) ||
+	    set(h, "eta", c->eta, err) ||
+	    set(h, "subsample", c->subsample, err) ||
+	    set(h, "colsample_bytree", c->colsample, err) ||
+	    set(h, "colsample_bynode", c->bynode, err) ||
+	    set(h, "min_child_weight", c->mcw, err) ||
+	    set(h, "lambda", c->lambda, err) ||
+	    set(h, "max_bin", c->bins, err) ||
+	    set(h, "nthread", nthread, err))
 		goto fail;
+	return h;
+fail:
+	if (h)
+		XGBoosterFree(h);
+	return NULL;
+}
 
+/* The rounds of one booster on dm[0], cut by the validation rows dm[1]
+ * (use_val) as the table at the top says; 0, or -1 and a message. */
+static int boost(xgb *m, DMatrixHandle *dm, int use_val, const pn_data *val,
+		 const cfg *c, void (*progress)(double, double), char *err)
+{
+	BoosterHandle best = NULL;
+	double *vpred = use_val ? pn_xmalloc(val->n * sizeof *vpred) : NULL;
 	double best_rmse = INFINITY;
 	long best_round = -1;
-	for (long it = 0; it < rounds; it++) {
-		XCHECK(XGBoosterUpdateOneIter(m->h, (int)it, dm[0]));
+	int rc = -1;
+	for (long it = 0; it < c->rounds; it++) {
+		XCHECK(XGBoosterUpdateOneIter(m->h[0], (int)it, dm[0]));
 		if (use_val) {
 			bst_ulong len;
 			const float *pred;
-			XCHECK(XGBoosterPredict(m->h, dm[1], 0, 0, 0, &len,
+			XCHECK(XGBoosterPredict(m->h[0], dm[1], 0, 0, 0, &len,
 						&pred));
 			if (len != val->n) {
 				snprintf(err, 256, "xgb: %llu predictions for "
@@ -330,49 +368,163 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 			if (e < best_rmse) {
 				best_rmse = e;
 				best_round = it;
-			} else if (patience && it - best_round >= patience) {
+			} else if (c->patience && it - best_round >= c->patience) {
 				if (progress)
-					progress(rounds, rounds);
+					progress(c->rounds, c->rounds);
 				break;
 			}
 		}
 		if (progress)
-			progress(it + 1, rounds);
+			progress(it + 1, c->rounds);
 	}
 	if (use_val && best_round >= 0) {
 		int done;
-		XCHECK(XGBoosterBoostedRounds(m->h, &done));
+		XCHECK(XGBoosterBoostedRounds(m->h[0], &done));
 		if (best_round + 1 < done) {
-			XCHECK(XGBoosterSlice(m->h, 0, (int)best_round + 1, 1,
-					      &best));
-			XGBoosterFree(m->h);
-			m->h = best;
-			best = NULL;
+			XCHECK(XGBoosterSlice(m->h[0], 0, (int)best_round + 1,
+					      1, &best));
+			XGBoosterFree(m->h[0]);
+			m->h[0] = best;
 		}
 	}
-	XGDMatrixFree(dm[0]);
-	if (dm[1])
-		XGDMatrixFree(dm[1]);
-	free(vpred);
-	return m;
+	rc = 0;
 fail:
 	free(vpred);
-	if (dm[0])
-		XGDMatrixFree(dm[0]);
-	if (dm[1])
-		XGDMatrixFree(dm[1]);
-	if (best)
-		XGBoosterFree(best);
+	return rc;
+}
+
+/* The parts of a forest, grown by workers that take the next part until
+ * none is left; a part's booster is made, trained and left in m by the
+ * thread that grows it (XGBoost finds a booster's training matrix only
+ * from the thread that made it). */
+typedef struct {
+	xgb *m;
+	DMatrixHandle *dm;
+	const cfg *c;
+	uint64_t seed;
+	long nthread;
+	double mean;
+	pthread_mutex_t mu;
+	int next, done, failed;
+	void (*progress)(double, double);
+	char err[256];
+} forest;
+
+static void *forest_worker(void *arg)
+{
+	forest *f = arg;
+	char err[256] = "";
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		int i = f->failed ? f->m->parts : f->next++;
+		pthread_mutex_unlock(&f->mu);
+		if (i >= f->m->parts)
+			return NULL;
+		BoosterHandle h = booster(&f->dm[i], 1, f->c, f->m->trees[i],
+					  f->seed + (uint64_t)i, f->nthread,
+					  f->mean, err);
+		if (h && XGBoosterUpdateOneIter(h, 0, f->dm[i]) != 0)
+			snprintf(err, sizeof err, "xgb: part %d of %d: %s",
+				 i + 1, f->m->parts, xgb_err());
+		pthread_mutex_lock(&f->mu);
+		f->m->h[i] = h;
+		if (err[0] && !f->failed) {
+			f->failed = 1;
+			memcpy(f->err, err, sizeof err);
+		}
+		f->done++;
+		if (!f->failed && f->progress)
+			f->progress(f->done, f->m->parts);
+		pthread_mutex_unlock(&f->mu);
+	}
+}
+
+/* Grow the parts of m on min(parts, threads) workers; 0, or -1 and a
+ * message in err. */
+static int grow_forest(xgb *m, DMatrixHandle *dm, const cfg *c,
+		       uint64_t seed, double mean,
+		       void (*progress)(double, double), char *err)
+{
+	long workers = c->parts < c->threads ? c->parts : c->threads;
+	forest f = { .m = m, .dm = dm, .c = c, .seed = seed,
+		     .nthread = c->threads / workers, .mean = mean,
+		     .progress = progress };
+	pthread_t t[MAX_PARTS];
+	long started = 0;
+	pthread_mutex_init(&f.mu, NULL);
+	while (started + 1 < workers &&
+	       pthread_create(&t[started], NULL, forest_worker, &f) == 0)
+		started++;
+	forest_worker(&f);
+	for (long i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&f.mu);
+	if (f.failed)
+		snprintf(err, 256, "%s", f.err);
+	return f.failed ? -1 : 0;
+}
+
+static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
+		     uint64_t seed, void (*progress)(double, double), char *err)
+{
+	cfg c;
+	if (read_cfg(par, &c, err) < 0)
+		return NULL;
+	if (d->n < 1) {
+		snprintf(err, 256, "xgb: no training rows");
+		return NULL;
+	}
+	int use_val = val && val->n > 0 && !c.rf;
+	if (use_val && val->p != d->p) {
+		snprintf(err, 256, "xgb: validation has %zu features, training "
+			 "has %zu", val->p, d->p);
+		return NULL;
+	}
+
+	xgb *m = pn_xcalloc(1, sizeof *m);
+	m->p = d->p;
+	m->parts = (int)c.parts;
+	m->trees[0] = c.trees;
+	DMatrixHandle dm[MAX_PARTS + 1] = { NULL };
+	double mean = 0;
+	for (size_t i = 0; i < d->n; i++)
+		mean += d->y[i];
+	mean /= d->n;
+	if (m->parts == 1) {
+		if (make_qdmatrix(d, c.threads, c.bins, NULL, &dm[0], err) ||
+		    (use_val && make_dmatrix(val, c.threads, &dm[1], err)) ||
+		    !(m->h[0] = booster(dm, use_val ? 2 : 1, &c, c.trees, seed,
+					c.threads, mean, err)) ||
+		    boost(m, dm, use_val, val, &c, progress, err) < 0)
+			goto fail;
+	} else {
+		/* a matrix per part, each part's booster trained on its own;
+		 * the others reuse the first one's cuts */
+		for (int i = 0; i < m->parts; i++) {
+			m->trees[i] = c.trees / c.parts + (i < c.trees % c.parts);
+			if (make_qdmatrix(d, c.threads, c.bins, i ? dm[0] : NULL,
+					  &dm[i], err))
+				goto fail;
+		}
+		if (grow_forest(m, dm, &c, seed, mean, progress, err) < 0)
+			goto fail;
+	}
+	for (int i = 0; i <= MAX_PARTS; i++)
+		if (dm[i])
+			XGDMatrixFree(dm[i]);
+	return m;
+fail:
+	for (int i = 0; i <= MAX_PARTS; i++)
+		if (dm[i])
+			XGDMatrixFree(dm[i]);
 	xgb_free(m);
 	return NULL;
 }
 
-static void xgb_predict(const void *v, const double *x, size_t n, size_t p,
-			double *out)
+/* out[i] = w x (booster h's prediction of row i) + (add ? out[i] : 0) */
+static void predict_part(BoosterHandle h, const double *x, size_t n,
+			 size_t p, double w, int add, double *out)
 {
-	const xgb *m = v;
-	if (p != m->p)
-		PN_BUG("xgb: feature count differs from the model");
 	static const char config[] = "{\"type\": 0, \"training\": false, "
 		"\"iteration_begin\": 0, \"iteration_end\": 0, "
 		"\"strict_shape\": false, \"missing\": NaN, \"cache_id\": 0}";
@@ -386,7 +538,7 @@ static void xgb_predict(const void *v, const double *x, size_t n, size_t p,
 		const bst_ulong *shape;
 		bst_ulong dim;
 		const float *res;
-		if (XGBoosterPredictFromDense(m->h, arr, config, NULL, &shape,
+		if (XGBoosterPredictFromDense(h, arr, config, NULL, &shape,
 					      &dim, &res) != 0)
 			pn_die(PN_EXIT_DATA, "xgb: prediction failed: %s",
 			       xgb_err());
@@ -397,8 +549,27 @@ static void xgb_predict(const void *v, const double *x, size_t n, size_t p,
 			pn_die(PN_EXIT_DATA, "xgb: %llu predictions for %zu "
 			       "rows", (unsigned long long)tot, k);
 		for (size_t i = 0; i < k; i++)
-			out[s + i] = res[i];
+			out[s + i] = w * res[i] + (add ? out[s + i] : 0);
 	}
+}
+
+/* One booster's prediction; parts' mean weighted by their trees. */
+static void xgb_predict(const void *v, const double *x, size_t n, size_t p,
+			double *out)
+{
+	const xgb *m = v;
+	if (p != m->p)
+		PN_BUG("xgb: feature count differs from the model");
+	if (m->parts == 1) {
+		predict_part(m->h[0], x, n, p, 1, 0, out);
+		return;
+	}
+	long all = 0;
+	for (int i = 0; i < m->parts; i++)
+		all += m->trees[i];
+	for (int i = 0; i < m->parts; i++)
+		predict_part(m->h[i], x, n, p, (double)m->trees[i] / all, i,
+			     out);
 }
 
 /* ---- checking a booster before XGBoost reads it ------------------------ */
@@ -592,7 +763,7 @@ static int check_tree(const pn_ubj_doc *d, const pn_ubj *t, size_t k,
 
 /* The gbtree model: its parameters, tree_info and every tree. */
 static int check_gbtree(const pn_ubj_doc *d, const pn_ubj *gb, size_t p,
-			char *err)
+			long *parallel, char *err)
 {
 	const pn_ubj *name = member(d, gb, "name", 'S', err),
 		*model = member(d, gb, "model", '{', err);
@@ -616,6 +787,7 @@ static int check_gbtree(const pn_ubj_doc *d, const pn_ubj *gb, size_t p,
 			 "%zu tree_info", nt, par, info->n);
 		return -1;
 	}
+	*parallel = par;
 	for (const pn_ubj *v = pn_ubj_first(d, info); v; v = pn_ubj_next(d, v))
 		if (v->type != 'i' || v->i != 0) {
 			snprintf(err, 256, "xgb: booster: a tree_info that is "
@@ -635,10 +807,10 @@ static int check_gbtree(const pn_ubj_doc *d, const pn_ubj *gb, size_t p,
 	return 0;
 }
 
-/* 0 when buf is a booster that pn-fit could have written for p features;
- * else -1 and a message in err. */
+/* 0 when buf is a booster that pn-fit could have written for p features
+ * (*parallel: its trees per round); else -1 and a message in err. */
 static int check_booster(const unsigned char *buf, size_t len, size_t p,
-			 char *err)
+			 long *parallel, char *err)
 {
 	pn_ubj_doc d = { 0 };
 	char msg[200];
@@ -671,7 +843,7 @@ static int check_booster(const unsigned char *buf, size_t len, size_t p,
 			 "objective other than reg:squarederror");
 		goto out;
 	}
-	rc = check_gbtree(&d, gb, p, err);
+	rc = check_gbtree(&d, gb, p, parallel, err);
 out:
 	pn_ubj_free(&d);
 	return rc;
@@ -682,16 +854,30 @@ out:
 static const char b64[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static void xgb_save(const void *v, FILE *f)
+/* the value of a base64 character, -1 for any other: a table made once
+ * (a search of b64 per character took a quarter of pn-sum's model load) */
+static int b64val(int c)
 {
-	const xgb *m = v;
+	static signed char val[256];
+	static int made;
+	if (!made) {
+		memset(val, -1, sizeof val);
+		for (int i = 0; b64[i]; i++)
+			val[(unsigned char)b64[i]] = (signed char)i;
+		made = 1;
+	}
+	return val[(unsigned char)c];
+}
+
+/* bytes, crc32 and b64 lines of booster h */
+static void save_body(BoosterHandle h, FILE *f)
+{
 	bst_ulong len;
 	const char *buf;
-	if (XGBoosterSaveModelToBuffer(m->h, "{\"format\": \"ubj\"}", &len,
+	if (XGBoosterSaveModelToBuffer(h, "{\"format\": \"ubj\"}", &len,
 				       &buf) != 0)
 		pn_die(PN_EXIT_DATA, "xgb: cannot serialise the model: %s",
 		       xgb_err());
-	fputs("format ubj\n", f);
 	double bytes = (double)len;
 	pn_mwrite_nums(f, "bytes", &bytes, 1);
 	const unsigned char *u = (const unsigned char *)buf;
@@ -713,19 +899,165 @@ static void xgb_save(const void *v, FILE *f)
 	}
 }
 
-/* the value of a base64 character, -1 for any other: a table made once
- * (a search of b64 per character took a quarter of pn-sum's model load) */
-static int b64val(int c)
+static void xgb_save(const void *v, FILE *f)
 {
-	static signed char val[256];
-	static int made;
-	if (!made) {
-		memset(val, -1, sizeof val);
-		for (int i = 0; b64[i]; i++)
-			val[(unsigned char)b64[i]] = (signed char)i;
-		made = 1;
+	const xgb *m = v;
+	fputs("format ubj\n", f);
+	if (m->parts == 1) {
+		save_body(m->h[0], f);
+		return;
 	}
-	return val[(unsigned char)c];
+	fprintf(f, "parts %d\n", m->parts);
+	for (int i = 0; i < m->parts; i++) {
+		double t = (double)m->trees[i];
+		pn_mwrite_nums(f, "trees", &t, 1);
+		save_body(m->h[i], f);
+	}
+}
+
+/* One b64 line s into buf (got of len bytes so far); NULL, or why not
+ * (in msg when it needs a number). */
+static const char *b64_line(const char *s, unsigned char *buf, size_t *gotp,
+			    size_t len, char *msg, size_t cap)
+{
+	size_t got = *gotp, k = strlen(s);
+	size_t want = len - got >= B64_LINE / 4 * 3 ? B64_LINE :
+		(len - got + 2) / 3 * 4;
+	if (k != want) {
+		snprintf(msg, cap, "base64 line of %zu characters, want %zu",
+			 k, want);
+		return msg;
+	}
+	for (size_t i = 0; i < k; i += 4) {
+		/* bytes this group holds: 3, or 2 or 1 at the end ("x==" and
+		 * "xx=" padding) */
+		size_t need = len - got < 3 ? len - got : 3;
+		int c[4];
+		for (int j = 0; j < 4; j++) {
+			int pad = j >= 1 + (int)need;
+			c[j] = pad ? 0 : b64val(s[i + j]);
+			if (pad ? s[i + j] != '=' : c[j] < 0) {
+				snprintf(msg, cap, "bad base64 at character "
+					 "%zu", i + j + 1);
+				return msg;
+			}
+		}
+		unsigned char o[3] = {
+			(unsigned char)(c[0] << 2 | c[1] >> 4),
+			(unsigned char)(c[1] << 4 | c[2] >> 2),
+			(unsigned char)(c[2] << 6 | c[3]) };
+		memcpy(buf + got, o, need);
+		got += need;
+	}
+	*gotp = got;
+	return NULL;
+}
+
+/* A body of bytes (read by the caller), then its crc32 and b64 lines: the
+ * bytes, checked against the checksum; an error frees the bodies read
+ * before (body[0..i-1]) first. */
+typedef struct {
+	unsigned char *buf;
+	size_t len;
+	long trees;             /* -1: any */
+} body;
+
+static void free_bodies(body *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(b[i].buf);
+}
+
+static void read_body(pn_mreader *r, double bytes, body *b, int i)
+{
+	char *tok[4];
+	const char *bad = NULL;
+	char msg[120];
+	if (!(bytes >= 1 && bytes <= 1e12) || bytes != floor(bytes))
+		bad = "bytes must be a positive integer";
+	int n = bad ? 0 : pn_mread_line(r, tok, 4);
+	if (bad)
+		;
+	else if (n >= 1 && strcmp(tok[0], "b64") == 0)
+		bad = "no checksum (a model from an older pn): refit it with "
+		      "pn-fit";
+	else if (n != 2 || strcmp(tok[0], "crc32") != 0 ||
+		 strlen(tok[1]) != 8 ||
+		 strspn(tok[1], "0123456789abcdef") != 8)
+		bad = "want 'crc32' and 8 hex digits";
+	unsigned long crc = bad ? 0 : strtoul(tok[1], NULL, 16);
+	/* grown as lines arrive: a corrupt count must not allocate */
+	size_t len = (size_t)bytes, got = 0, cap = 0;
+	unsigned char *buf = NULL;
+	while (!bad && got < len) {
+		if (cap - got < B64_LINE) {
+			cap = cap ? 2 * cap : 65536;
+			buf = pn_xrealloc(buf, cap);
+		}
+		n = pn_mread_line(r, tok, 4);
+		if (n == 0) {
+			snprintf(msg, sizeof msg, "model has %zu of %zu bytes",
+				 got, len);
+			bad = msg;
+		} else if (n != 2 || strcmp(tok[0], "b64") != 0) {
+			bad = "want 'b64' and one word";
+		} else {
+			bad = b64_line(tok[1], buf, &got, len, msg, sizeof msg);
+		}
+	}
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	unsigned long have = bad ? crc : crc_of(buf, len);
+	if (have != crc) {
+		snprintf(msg, sizeof msg, "checksum mismatch: the body's crc32 "
+			 "is %08lx, the model says %08lx", have, crc);
+		bad = msg;
+	}
+#endif
+	if (bad) {
+		free(buf);
+		free_bodies(b, i);
+		pn_mread_die(r, "xgb: %s", bad);
+	}
+	b[i].buf = buf;
+	b[i].len = len;
+}
+
+/* Booster i of m from its body, checked first (m and the bodies from i
+ * on are freed before an error). */
+static void load_part(pn_mreader *r, xgb *m, body *b, int i)
+{
+	char err[256];
+	long par = -1;
+	int bad = check_booster(b[i].buf, b[i].len, m->p, &par, err) < 0;
+	if (!bad && b[i].trees >= 0 && par != b[i].trees) {
+		snprintf(err, sizeof err, "xgb: part %d has %ld trees, the "
+			 "model says %ld", i + 1, par, b[i].trees);
+		bad = 1;
+	}
+	bst_ulong nf = 0;
+	const char *why = NULL;
+	if (!bad && (XGBoosterCreate(NULL, 0, &m->h[i]) != 0 ||
+		     XGBoosterLoadModelFromBuffer(m->h[i], b[i].buf,
+						  b[i].len) != 0 ||
+		     XGBoosterGetNumFeature(m->h[i], &nf) != 0)) {
+		snprintf(err, sizeof err, "xgb: XGBoost cannot load the "
+			 "model: %s", xgb_err());
+		bad = 1;
+		why = err;
+	} else if (!bad && nf != m->p) {
+		snprintf(err, sizeof err, "xgb: booster has %llu features, "
+			 "the model lists %zu", (unsigned long long)nf, m->p);
+		bad = 1;
+	}
+	(void)why;
+	free(b[i].buf);
+	b[i].buf = NULL;
+	if (bad) {
+		/* free before dying: the leak checker sees no stack then */
+		free_bodies(b + i + 1, m->parts - i - 1);
+		xgb_free(m);
+		pn_mread_die(r, "%s", err);
+	}
 }
 
 static void *xgb_load(pn_mreader *r, size_t p)
@@ -735,94 +1067,44 @@ static void *xgb_load(pn_mreader *r, size_t p)
 	if (n != 2 || strcmp(tok[0], "format") != 0 ||
 	    strcmp(tok[1], "ubj") != 0)
 		pn_mread_die(r, "xgb: want 'format ubj'");
-	double bytes;
-	pn_mread_nums(r, "bytes", &bytes, 1);
-	if (!(bytes >= 1 && bytes <= 1e12) || bytes != floor(bytes))
-		pn_mread_die(r, "xgb: bytes must be a positive integer");
-	n = pn_mread_line(r, tok, 4);
-	if (n >= 1 && strcmp(tok[0], "b64") == 0)
-		pn_mread_die(r, "xgb: no checksum (a model from an older pn): "
-			     "refit it with pn-fit");
-	if (n != 2 || strcmp(tok[0], "crc32") != 0 || strlen(tok[1]) != 8 ||
-	    strspn(tok[1], "0123456789abcdef") != 8)
-		pn_mread_die(r, "xgb: want 'crc32' and 8 hex digits");
-	unsigned long crc = strtoul(tok[1], NULL, 16);
-	/* grown as lines arrive: a corrupt count must not allocate */
-	size_t len = (size_t)bytes, got = 0, cap = 0;
-	unsigned char *buf = NULL;
-	while (got < len) {
-		if (cap - got < B64_LINE) {
-			cap = cap ? 2 * cap : 65536;
-			buf = pn_xrealloc(buf, cap);
-		}
-		n = pn_mread_line(r, tok, 4);
-		if (n == 0)
-			pn_mread_die(r, "xgb: model has %zu of %zu bytes", got,
-				     len);
-		if (n != 2 || strcmp(tok[0], "b64") != 0)
-			pn_mread_die(r, "xgb: want 'b64' and one word");
-		const char *s = tok[1];
-		size_t k = strlen(s);
-		size_t want = len - got >= B64_LINE / 4 * 3 ? B64_LINE :
-			(len - got + 2) / 3 * 4;
-		if (k != want)
-			pn_mread_die(r, "xgb: base64 line of %zu characters, "
-				     "want %zu", k, want);
-		for (size_t i = 0; i < k; i += 4) {
-			/* bytes this group holds: 3, or 2 or 1 at the end
-			 * ("x==" and "xx=" padding) */
-			size_t need = len - got < 3 ? len - got : 3;
-			int c[4];
-			for (int j = 0; j < 4; j++) {
-				int pad = j >= 1 + (int)need;
-				c[j] = pad ? 0 : b64val(s[i + j]);
-				if (pad ? s[i + j] != '=' : c[j] < 0)
-					pn_mread_die(r, "xgb: bad base64 at "
-						     "character %zu", i + j + 1);
+	body b[MAX_PARTS];
+	int parts = 1;
+	double v;
+	if (pn_mread_nums_or(r, "bytes", "parts", &v, 1)) {
+		if (!(v >= 2 && v <= MAX_PARTS) || v != floor(v))
+			pn_mread_die(r, "xgb: parts must be 2 to %d", MAX_PARTS);
+		parts = (int)v;
+		for (int i = 0; i < parts; i++) {
+			double t;
+			pn_mread_nums(r, "trees", &t, 1);
+			if (!(t >= 1 && t <= 100000) || t != floor(t)) {
+				free_bodies(b, i);
+				pn_mread_die(r, "xgb: trees must be 1 to "
+					     "100000");
 			}
-			unsigned char o[3] = {
-				(unsigned char)(c[0] << 2 | c[1] >> 4),
-				(unsigned char)(c[1] << 4 | c[2] >> 2),
-				(unsigned char)(c[2] << 6 | c[3]) };
-			memcpy(buf + got, o, need);
-			got += need;
+			b[i].trees = (long)t;
+			pn_mread_nums(r, "bytes", &v, 1);
+			read_body(r, v, b, i);
 		}
+	} else {
+		b[0].trees = -1;
+		read_body(r, v, b, 0);
 	}
-	char err[256];
-	unsigned long have = crc_of(buf, len);
-#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-	if (have != crc) {
-		free(buf);
-		pn_mread_die(r, "xgb: checksum mismatch: the body's crc32 is "
-			     "%08lx, the model says %08lx", have, crc);
-	}
-#endif
 	n = pn_mread_line(r, tok, 4);
 	if (n != 0) {
-		free(buf);
-		pn_mread_die(r, "xgb: '%s' after %zu bytes, want 'end'", tok[0],
-			     len);
-	}
-	if (check_booster(buf, len, p, err) < 0) {
-		free(buf);
-		pn_mread_die(r, "%s", err);
+		free_bodies(b, parts);
+		if (parts == 1)
+			pn_mread_die(r, "xgb: '%s' after %zu bytes, want 'end'",
+				     tok[0], b[0].len);
+		pn_mread_die(r, "xgb: '%s' after the last part, want 'end'",
+			     tok[0]);
 	}
 	xgb *m = pn_xcalloc(1, sizeof *m);
 	m->p = p;
-	bst_ulong nf = 0;
-	int bad = XGBoosterCreate(NULL, 0, &m->h) != 0 ||
-		XGBoosterLoadModelFromBuffer(m->h, buf, len) != 0 ||
-		XGBoosterGetNumFeature(m->h, &nf) != 0;
-	free(buf);
-	if (bad || nf != p) {
-		/* free before dying: the leak checker sees no stack then */
-		const char *why = bad ? xgb_err() : NULL;
-		xgb_free(m);
-		if (why)
-			pn_mread_die(r, "xgb: XGBoost cannot load the model: %s",
-				     why);
-		pn_mread_die(r, "xgb: booster has %llu features, the model "
-			     "lists %zu", (unsigned long long)nf, p);
+	m->parts = parts;
+	for (int i = 0; i < parts; i++) {
+		m->trees[i] = b[i].trees;
+		load_part(r, m, b, i);
 	}
 	return m;
 }

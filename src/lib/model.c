@@ -205,7 +205,10 @@ int pn_mread_line(pn_mreader *r, char **tok, int max)
 	return n;
 }
 
-void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n)
+/* pn_mread_nums with a second key alt (NULL: none); 1 when the line is
+ * alt's, else 0 (the messages name key) */
+static int read_nums(pn_mreader *r, const char *key, const char *alt,
+		     double *v, size_t n)
 {
 	if (r->at_end)
 		pn_mread_die(r, "read past 'end'");
@@ -218,6 +221,9 @@ void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n)
 	while (*s && *s != ' ' && *s != '\t')
 		s++;
 	size_t klen = (size_t)(s - k);
+	int is_alt = alt && klen == strlen(alt) && memcmp(k, alt, klen) == 0;
+	if (is_alt)
+		key = alt;
 	if (klen != strlen(key) || memcmp(k, key, klen) != 0) {
 		if (klen == 3 && memcmp(k, "end", 3) == 0 && !*s)
 			pn_mread_die(r, "'end' too early, want '%s'", key);
@@ -231,7 +237,7 @@ void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n)
 			if (i != n)
 				pn_mread_die(r, "'%s' has %zu value%s, want %zu",
 					     key, i, i == 1 ? "" : "s", n);
-			return;
+			return is_alt;
 		}
 		char *t = s;
 		while (*s && *s != ' ' && *s != '\t')
@@ -245,6 +251,17 @@ void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n)
 				     "number", key, i + 1, t);
 		}
 	}
+}
+
+void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n)
+{
+	read_nums(r, key, NULL, v, n);
+}
+
+int pn_mread_nums_or(pn_mreader *r, const char *key, const char *alt,
+		     double *v, size_t n)
+{
+	return read_nums(r, key, alt, v, n);
 }
 
 /* ---- writing ---------------------------------------------------------- */

@@ -85,6 +85,10 @@ typedef struct pn_mreader pn_mreader;
 int pn_mread_line(pn_mreader *r, char **tok, int max);
 /* Next line must be "key v1 v2 ..." with exactly n numbers. */
 void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n);
+/* The same for a line of key or of alt: returns 1 for alt's, 0 for key's
+ * (an error names key). */
+int pn_mread_nums_or(pn_mreader *r, const char *key, const char *alt,
+		     double *v, size_t n);
 _Noreturn void pn_mread_die(pn_mreader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
