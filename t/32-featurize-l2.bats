@@ -23,25 +23,27 @@ l2() {
 		printf "%.17g", (b * (h / (sms * 1.5e9 * 5120 / 108) + (1 - h) / (bw * 1e9)) + 5000 / 1.5e9) * 1e3 }'
 }
 
-@test "pn-featurize l2_ms of a streaming add whose working set fits the L2 takes its bytes from the L2" {
+# add_row ROW BYTES L2_MS LAT_MS: on TESTGPU, data row ROW (an add) has
+# traffic BYTES, l2_ms L2_MS (by bc, 30 digits, and by l2 above) and
+# lat_ms LAT_MS (lat_ms keeps the DRAM bandwidth)
+add_row() {
 	pn-featurize $G "$L" >"$O"
+	[ "$(col "$O" traffic "$1")" = "$2" ]
+	near "$(col "$O" l2_ms "$1")" "$3"
+	near "$(col "$O" l2_ms "$1")" "$(l2 "$2" 100 1000 8)"
+	near "$(col "$O" lat_ms "$1")" "$4"
+}
+
+@test "pn-featurize l2_ms of a streaming add whose working set fits the L2 takes its bytes from the L2" {
 	# two 64 x 1024 fp16 inputs and the output, 393216 bytes, r = 0.049152
 	# of the 8 MB: 99.76% at 100 x 1.5 GHz x 5120 / 108 = 7.11 TB/s, the
-	# rest at 1 TB/s, plus 5000 cycles (bc, 30 digits)
-	[ "$(col "$O" traffic 1)" = 393216 ]
-	near "$(col "$O" l2_ms 1)" 0.003389443753144576354899285
-	near "$(col "$O" l2_ms 1)" "$(l2 393216 100 1000 8)"
-	# lat_ms keeps the DRAM bandwidth
-	near "$(col "$O" lat_ms 1)" 0.003726549333333333333333333
+	# rest at 1 TB/s, plus 5000 cycles
+	add_row 1 393216 0.003389443753144576354899285 0.003726549333333333333333333
 }
 
 @test "pn-featurize l2_ms of a streaming add three times the L2 takes most of its bytes from DRAM" {
-	pn-featurize $G "$L" >"$O"
-	# 4096 x 1024: 25165824 bytes, r = 3.145728, 9.18% from the L2 (bc)
-	[ "$(col "$O" traffic 2)" = 25165824 ]
-	near "$(col "$O" l2_ms 2)" 0.026514239497678222729237845
-	near "$(col "$O" l2_ms 2)" "$(l2 25165824 100 1000 8)"
-	near "$(col "$O" lat_ms 2)" 0.028499157333333333333333333
+	# 4096 x 1024: 25165824 bytes, r = 3.145728, 9.18% from the L2
+	add_row 2 25165824 0.026514239497678222729237845 0.028499157333333333333333333
 }
 
 @test "pn-featurize l2_ms takes the L2's size and bandwidth from the device's L2, SMs and clock" {
