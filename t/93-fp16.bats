@@ -54,8 +54,8 @@ setup() {
 	[ "$(awk -F'\t' '$1 == "A40" && $3 == "(all)" { print $11 }' "$BATS_TEST_TMPDIR/o/mape.tsv")" -eq $((60 + $(zcat "$FIX"/fp16/neusight/*/dense.tsv.gz | awk -F'\t' '$1 != "layer"' | wc -l))) ]
 }
 
-@test "pipelines/fp16 carries NeuSight's streaming rows to each unseen GPU by roofline_ms and by lat_ms" {
-	[ "$(cut -f1-2 "$D/fp16/streaming.tsv" | paste -sd,)" = "$(printf 'unseen\tcolumn,L4\troofline_ms,A100-PCIE-80GB\troofline_ms,L4\tlat_ms,A100-PCIE-80GB\tlat_ms')" ]
+@test "pipelines/fp16 carries NeuSight's streaming rows to each unseen GPU by roofline_ms and by l2_ms" {
+	[ "$(cut -f1-2 "$D/fp16/streaming.tsv" | paste -sd,)" = "$(printf 'unseen\tcolumn,L4\troofline_ms,A100-PCIE-80GB\troofline_ms,L4\tl2_ms,A100-PCIE-80GB\tl2_ms')" ]
 	[ "$(awk -F'\t' 'NR > 1 && !($3 > 0 && $4 ~ /^[0-9.]+$/) { n++ } END { print n + 0 }' "$D/fp16/streaming.tsv")" -eq 0 ]
 }
 
@@ -70,6 +70,20 @@ setup() {
 	# fp32 rows has no transfer of its own: NA there)
 	[ "$(awk -F'\t' 'NR > 1 && ($5 !~ /^[0-9.]+$/ || $6 !~ /^[0-9.]+$/) { n++ } END { print n + 0 }' "$D/fp16/mape.tsv")" -eq 0 ]
 	[ "$(awk -F'\t' 'NR > 1 && $1 !~ /no fp32/ && ($7 !~ /^[0-9.]+$/ || $8 !~ /^[0-9.]+$/) { n++ } END { print n + 0 }' "$D/fp16/mape.tsv")" -eq 0 ]
+}
+
+@test "pipelines/fp16 fits by default the feature set l2 relative to l2_ms" {
+	[ "$(grep -c '^fp16: A40 held out: fitted [a-z]* (l2, l2_ms) on [0-9]* rows$' "$D/err")" -eq 3 ]
+	[ "$(grep -c 'lat_ms' "$D/err")" -eq 0 ]
+}
+
+@test "pipelines/fp16 with FEATURES=lat REL=lat_ms gives the default's MAPE where no kernel streams" {
+	# l2_ms is lat_ms but for streaming kernels: posenc's rows are alike
+	NEUSIGHT="$FIX/fp16/neusight" VIDUR="$FIX/fp16/vidur" LAYERS=posenc FEATURES=lat REL=lat_ms \
+		run "$PN_ROOT/pipelines/fp16" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	diff <(awk -F'\t' '$2 == "posenc"' "$D/fp16/mape.tsv" | cut -f1-7) \
+		<(tail -n +2 "$BATS_TEST_TMPDIR/o/mape.tsv" | cut -f1-7)
 }
 
 @test "pipelines/fp16 with FEATURES=rel REL=roofline_ms is the method before" {

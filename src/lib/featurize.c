@@ -8,7 +8,7 @@ const char *const pn_feature_names[PN_F_N] = {
 	"tiles", "waves", "wave_eff", "ridge_ratio", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
-	"l2_ratio", "wave_l2_ratio", "lat_ms",
+	"l2_ratio", "wave_l2_ratio", "lat_ms", "l2_ms",
 };
 
 /* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
@@ -71,6 +71,38 @@ static void lat_features(const pn_layer *l, const pn_work *w, double traffic,
 			 1e3;
 }
 
+/* l2_ms (featurize.h): the L2's read bandwidth in bytes a cycle an SM, the
+ * A100 whitepaper's 5120 bytes a clock over its 108 SMs (V100: 2048 over
+ * 80, 25.6); and the share of a working set of r times the L2 that stays
+ * in it between runs, 1 / (1 + r^2): a half at r = 1, 1% at r = 10, where
+ * a cyclic stream through an LRU cache keeps none. */
+#define L2_BPC_SM (5120.0 / 108)
+
+/* Whether l's kernel streams its bytes (featurize.h): an elementwise op
+ * other than a gated one, a pool or a mem pass. */
+static int l2_streaming(const pn_layer *l)
+{
+	if (l->type == PN_ELEMENTWISE)
+		return !pn_elem_gated(l->op);
+	return l->type == PN_POOL || l->type == PN_MEM;
+}
+
+/* l2_ms (featurize.h): lat_ms, but a streaming kernel's bytes come from
+ * the L2 in the share of its working set that fits there. */
+static void l2_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
+			double compute, double *f)
+{
+	f[PN_F_L2_MS] = f[PN_F_LAT_MS];
+	if (!l2_streaming(l))
+		return;
+	double hz = g->boost_mhz * 1e6, b = w->traffic;
+	double r = b / (g->l2_mb * 1e6), hit = 1 / (1 + r * r);
+	double mem = b * (hit / (g->sms * hz * L2_BPC_SM) +
+			  (1 - hit) / (g->mem_bw_gbs * 1e9));
+	f[PN_F_L2_MS] = (fmax(compute / 1e3, mem) + LAT_FLOOR_CYCLES / hz) *
+			1e3;
+}
+
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 		    double *f)
 {
@@ -112,6 +144,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
 	feature_waves(w->tiles, w->traffic, g, f);
 	lat_features(l, w, traffic, g, compute, f);
+	l2_features(l, w, g, compute, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */
@@ -123,6 +156,7 @@ static const int f_cm[] = {PN_F_CM_WEIGHTS, PN_F_CM_IN, PN_F_CM_OUT,
 			   PN_F_CM_TOTAL};
 static const int f_ct[] = {PN_F_CT_MS};
 static const int f_lat[] = {PN_F_LAT_MS};
+static const int f_l2[] = {PN_F_L2_MS};
 static const int f_phys[] = {
 	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_COMPUTE_MS, PN_F_MEMORY_MS,
 	PN_F_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES, PN_F_WAVE_EFF
@@ -146,6 +180,8 @@ const pn_feature_set pn_feature_sets[] = {
 	 "quantities, meant for --relative=wave_roofline_ms)"},
 	{"lat", 5, 0, OWN(f_lat), "(meant for --relative=lat_ms, on "
 	 "unseen GPUs and precisions)"},
+	{"l2", 5, 0, OWN(f_l2), "(meant for --relative=l2_ms, on unseen "
+	 "GPUs and precisions: lat_ms with the L2)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

@@ -18,6 +18,14 @@
  * x clock x 2) for a gather (an embedding of pass fwd); a streaming
  * elementwise op (every other op), pool and mem: bytes / bandwidth, as a
  * GEMM.
+ *
+ * l2_ms (feature set l2) is lat_ms with the L2 for a streaming kernel (a
+ * streaming elementwise op, pool, mem): its b bytes (traffic, the working
+ * set: inputs and output) come from the L2 in the share h = 1 / (1 + r^2)
+ * of them, r = b / (gpu_l2_mb x 10^6), and from DRAM in the rest:
+ * m = b x (h / (SMs x clock x 5120 / 108) + (1 - h) / bandwidth), the L2's
+ * bandwidth the A100's 5120 bytes a clock over its 108 SMs, for each SM;
+ * l2_ms = max(compute_ms, m) + the floor.  Every other kind: l2_ms = lat_ms.
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
@@ -40,10 +48,11 @@ enum {
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO,
 	PN_F_LAT_MS,            /* set lat: a latency-bound kernel's time */
+	PN_F_L2_MS,             /* set l2: lat_ms with the L2 */
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "lat_ms". */
+/* Column names, indexed by PN_F_*: "flops" ... "lat_ms", "l2_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -75,7 +84,7 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat l2. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */
