@@ -249,9 +249,13 @@ static factors factors_new(size_t n, int want)
 /* How a row is predicted (--per-layer's rule column): whole, as the row
  * is; decomposed, a train row as the sum of its parts (step.h); acc+opt,
  * a traced graph's gradient accumulation of a weight (an acc row) as the
- * row and, with --optimizer, the optimizer's update of that weight. */
-enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT };
-static const char *const rule_names[] = {"whole", "decomposed", "acc+opt"};
+ * row and, with --optimizer, the optimizer's update of that weight;
+ * whole-dx, a train row that skips its input's gradient (input_grad 0),
+ * predicted whole as if it did not, less the skipped product
+ * (pn_step_input_grad; dx_less). */
+enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT, RULE_WHOLE_DX };
+static const char *const rule_names[] = {"whole", "decomposed", "acc+opt",
+					 "whole-dx"};
 
 /* The parts' model path: rows made from a part's layer (the layer
  * contract's columns, pn_network_out_cols but name phase repeat, and
@@ -318,6 +322,10 @@ static unsigned char *step_rules(const stepper *st, const pn_network *net)
 		if (r->phase == PN_PH_ACC && st->opt >= 0 &&
 		    r->l.type == PN_ELEMENTWISE)
 			rule[i] = RULE_ACC_OPT;
+		pn_step_part p;
+		if (r->phase == PN_PH_TRAIN && rule[i] == RULE_WHOLE &&
+		    pn_step_input_grad(&r->l, &p))
+			rule[i] = RULE_WHOLE_DX;
 	}
 	return rule;
 }
@@ -346,6 +354,8 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	if (st->rule[i] == RULE_DECOMPOSED)
 		return pn_step_parts(&l, opt, st->momentum,
 				     pn_step_weights(&l), all, wprec, p);
+	if (st->rule[i] == RULE_WHOLE_DX)
+		return pn_step_input_grad(&l, p);
 	if (st->rule[i] != RULE_ACC_OPT)
 		return 0;
 	return pn_step_optimizer(opt, st->momentum, all, wprec,
@@ -490,6 +500,19 @@ static void step_push(stepper *st, const pn_network *net, long i,
 	}
 }
 
+/* A whole-dx row's phases s: its whole time (a train row's, as if it
+ * computed its input's gradient) less the skipped product, which its part
+ * left in s's bwd; less at most half the whole, the share of the
+ * product's FLOPs among the row's three GEMMs of equal FLOPs (forward,
+ * weight and input gradient) with room for the rest, so that a poor
+ * prediction of the part never leaves a row near or below zero. */
+static void dx_less(double *s, double whole)
+{
+	double dx = s[PN_PH_BWD];
+	s[PN_PH_BWD] = 0;
+	s[PN_PH_TRAIN] += whole - fmin(dx, whole / 2);
+}
+
 /* Every slot's time by phase into sp (the whole row's time in its phase,
  * its parts' in theirs) and its total into t; with --interval the
  * widest of a row's factors into k. */
@@ -500,7 +523,9 @@ static void step_combine(const stepper *st, const pn_network *net,
 	for (size_t j = 0; j < nt; j++) {
 		const pn_netrow *r = &net->r[j % (size_t)net->n];
 		double *s = sp + j * PN_STEP_NPHASES;
-		if (st->rule[j % (size_t)net->n] != RULE_DECOMPOSED)
+		if (st->rule[j % (size_t)net->n] == RULE_WHOLE_DX)
+			dx_less(s, t[j]);
+		else if (st->rule[j % (size_t)net->n] != RULE_DECOMPOSED)
 			s[r->phase] += t[j];
 		t[j] = 0;
 		for (int p = 0; p < PN_STEP_NPHASES; p++)
@@ -992,9 +1017,10 @@ static unsigned char *which_rows(const options *o, const pn_modelset *ms,
 }
 
 /* The source of each row's time (--per-layer's source column). */
-enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED, SRC_N };
+enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED, SRC_DERIVED,
+       SRC_N };
 static const char *const src_names[] = {"roofline", "model", "extrapolated",
-					"mixed"};
+					"mixed", "derived"};
 
 /* Each row's source: a model row in a precision its model was not fitted
  * on is extrapolated.  Say once on stderr when rows are in a precision
@@ -1046,6 +1072,11 @@ static void step_sources(const stepper *st, const pn_network *net,
 		const pn_netrow *r = &net->r[i];
 		if (bymodel[i] && r->phase == PN_PH_TRAIN && !step_whole(st, r))
 			src[i] = SRC_EXTRAPOLATED;
+		if (st->rule[i] == RULE_WHOLE_DX) {
+			if (src[i] != SRC_EXTRAPOLATED)
+				src[i] = SRC_DERIVED;
+			continue;
+		}
 		pn_step_part p[PN_STEP_MAX];
 		int n = step_parts(st, net, i, 1, p);
 		for (int k = 0; k < n; k++) {

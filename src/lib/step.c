@@ -152,7 +152,8 @@ static pn_step_part *dense_bwd(pn_step_part *p, const pn_layer *l)
 {
 	double B = l->batch, I = l->in_features, O = l->out_features;
 	p = act_grad(p, l, B * O);
-	p = gemm(p, "input-grad", l, B, O, I);
+	if (!l->no_input_grad)
+		p = gemm(p, "input-grad", l, B, O, I);
 	p = gemm(p, "weight-grad", l, O, B, I);
 	return l->bias ? reduce(p, "bias-grad", l, B, 1, O) : p;
 }
@@ -162,7 +163,8 @@ static pn_step_part *conv_bwd(pn_step_part *p, const pn_layer *l)
 	double oh = pn_conv_out(l), P = l->batch * oh * oh;
 	double O = l->out_channels, K = l->in_channels * l->kernel * l->kernel;
 	p = act_grad(p, l, P * O);
-	p = gemm(p, "data-grad", l, P, O, K);
+	if (!l->no_input_grad)
+		p = gemm(p, "data-grad", l, P, O, K);
 	p = gemm(p, "weight-grad", l, O, P, K);
 	return l->bias ? reduce(p, "bias-grad", l, P, 1, O) : p;
 }
@@ -205,6 +207,25 @@ static pn_layer forward(const pn_layer *l)
 	f.train = 0;
 	f.optimizer = PN_OPT_NONE;
 	return f;
+}
+
+int pn_step_input_grad(const pn_layer *l, pn_step_part *p)
+{
+	if (!l->train || !l->no_input_grad)
+		return 0;
+	if (l->type == PN_DENSE) {
+		gemm(p, "input-grad", l, l->batch, l->out_features,
+		     l->in_features);
+		return 1;
+	}
+	if (l->type != PN_CONV2D)
+		return 0;
+	pn_layer c = forward(l);
+	c.bias = 0;
+	c.activation = PN_ACT_NONE;
+	c.no_input_grad = 0;
+	add(p, "data-grad", PN_PH_BWD, c, 0);
+	return 1;
 }
 
 static pn_step_part *backward(pn_step_part *p, const pn_layer *l)

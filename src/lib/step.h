@@ -12,7 +12,8 @@
  *
  *   forward     l itself, pass fwd, optimizer none (phase fwd)
  *   backward    (phase bwd), per type:
- *     dense (B, I, O)   input-grad  dense (B, O, I)
+ *     dense (B, I, O)   input-grad  dense (B, O, I) (none with input_grad 0,
+ *                         layer.h: the input needs no gradient)
  *                       weight-grad dense (O, B, I): the transposed
  *                         shapes NeuSight's traced graphs give a Linear's
  *                         backward, Linear(rows, O, I) and Linear(O, rows,
@@ -26,7 +27,7 @@
  *                         (NeuSight's graphs trace the same two)
  *     conv2d            as the GEMMs of its implicit-GEMM form (P = B
  *                         OH OH output pixels, K = C k k): data-grad dense
- *                         (P, O, K), weight-grad dense (O, P, K); bias-grad
+ *                         (P, O, K) (none with input_grad 0), weight-grad dense (O, P, K); bias-grad
  *                         elementwise add (P, 1, O), traffic e (P O + O);
  *                         act-grad as dense's over P O.  The col2im of
  *                         the data gradient is not counted
@@ -131,6 +132,20 @@ int pn_step_splits(pn_layer_type t);
  * when t does not split. */
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 		  double all, pn_prec wprec, pn_step_part *p);
+
+/* The product that a train row of layer l skips when its input needs no
+ * gradient (l->no_input_grad, layer.h's input_grad 0), as one part into
+ * *p (phase bwd, count 1); returns 1, or 0 when l skips none (a fwd row,
+ * input_grad 1, a type that does not take it):
+ *   dense (B, I, O)   input-grad  dense (B, O, I), as in the backward above
+ *   conv2d            data-grad   the conv itself, bias 0, activation
+ *                       none: the backward-data of a convolution is a
+ *                       convolution of the forward's FLOPs (oneDNN's
+ *                       backward_data), which the conv2d model predicts
+ *                       better than the implicit GEMM's dense
+ * pn-sum subtracts it from a train row predicted whole (rule whole-dx);
+ * a decomposed row simply has no input-grad (data-grad) part. */
+int pn_step_input_grad(const pn_layer *l, pn_step_part *p);
 
 /* The weight elements of layer l: pn_layer_work's cm_weights / e on types
  * with weights (memory.h's W), else 0. */
