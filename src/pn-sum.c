@@ -285,6 +285,10 @@ typedef struct {
 	domains *dom;           /* the model path's, for the parts' verdicts */
 	double *overhead;       /* --framework: each row's, by fwd bwd opt
 				   (framework.h), ms; else NULL */
+	unsigned char cells[PN_NLAYERS];  /* the recurrent types whose train
+				   rows --framework runs op by op (its
+				   TYPE.fwd.step cost): decomposed into the
+				   ops (pn_step_cell_parts) */
 } stepper;
 
 /* The optimizer of row r's step: --optimizer for a row with weights or
@@ -319,6 +323,8 @@ static unsigned char *step_rules(const stepper *st, const pn_network *net)
 		if (r->phase == PN_PH_TRAIN && !step_whole(st, r) &&
 		    pn_step_splits(r->l.type))
 			rule[i] = RULE_DECOMPOSED;
+		if (r->phase == PN_PH_TRAIN && st->cells[r->l.type])
+			rule[i] = RULE_DECOMPOSED;
 		if (r->phase == PN_PH_ACC && st->opt >= 0 &&
 		    r->l.type == PN_ELEMENTWISE)
 			rule[i] = RULE_ACC_OPT;
@@ -351,6 +357,9 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	pn_prec wprec = st->amp ? PN_FP32 : l.prec;
 	int opt = step_opt(st, r);
 	double all = st->all[opt][wprec];
+	if (st->rule[i] == RULE_DECOMPOSED && st->cells[l.type])
+		return pn_step_cell_parts(&l, opt, st->momentum,
+					  pn_step_weights(&l), all, wprec, p);
 	if (st->rule[i] == RULE_DECOMPOSED)
 		return pn_step_parts(&l, opt, st->momentum,
 				     pn_step_weights(&l), all, wprec, p);
@@ -1478,13 +1487,20 @@ static void overhead_sum(const pn_framework *fw, const stepper *st,
 	}
 }
 
-/* The stepper of the options (--optimizer, --momentum, mixed precision)
- * and models: each row's rule, and the parts' model path when some row
- * has parts. */
+/* The stepper of the options (--optimizer, --momentum, mixed precision),
+ * models and framework profile (NULL: none): each row's rule, and the
+ * parts' model path when some row has parts. */
 static void step_init(stepper *st, const options *o, const pn_modelset *ms,
-		      const pn_network *net)
+		      const pn_network *net, const pn_framework *fw)
 {
 	memset(st, 0, sizeof *st);
+	for (int t = 0; fw && t < PN_NLAYERS; t++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.fwd.step",
+			 pn_layer_name((pn_layer_type)t));
+		st->cells[t] = !pn_step_splits((pn_layer_type)t) &&
+			       pn_framework_cost(fw, name) >= 0;
+	}
 	st->opt = o->mem.optimizer;
 	st->momentum = o->mem.momentum;
 	st->amp = o->mem.amp;
@@ -1519,9 +1535,9 @@ int main(int argc, char **argv)
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
 	if (ms)
 		pn_modelset_warn_unranged(ms, o.models);
-	stepper st;
-	step_init(&st, &o, ms, &net);
 	pn_framework *fw = o.framework ? pn_framework_load(o.framework) : NULL;
+	stepper st;
+	step_init(&st, &o, ms, &net, fw);
 	if (fw)
 		st.overhead = overhead_rows(fw, &st, &net);
 	unsigned char *bymodel = which_rows(&o, ms, &net, &st);
