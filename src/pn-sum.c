@@ -80,8 +80,10 @@ static const char usage[] =
 "time_ms total_ms [time_lo_ms time_hi_ms] weights_bytes grads_bytes\n"
 "state_bytes saved_bytes workspace_bytes domain [overhead_ms].  A train row\n"
 "whose model never saw train steps with its optimizer is split into forward,\n"
-"backward and optimizer parts (rule decomposed).  The network format, the\n"
-"parts, the memory model and the domain: see pn-sum(1).\n";
+"backward and optimizer parts (rule decomposed); one of input_grad 0 that\n"
+"stays whole loses its input gradient's product (rule whole-dx, source\n"
+"derived).  The network format, the parts, the memory model and the domain:\n"
+"see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */

@@ -373,6 +373,20 @@ static pn_step_part *cell_steps(pn_step_part *p, const pn_layer *l,
 	return p;
 }
 
+/* The parts p..q and after them the row's share of the optimizer step
+ * (pn_step_parts' arguments); returns their count. */
+static int with_optimizer(pn_step_part *p, pn_step_part *q, int opt,
+			  int momentum, double weights, double all,
+			  pn_prec wprec)
+{
+	if (weights > 0)
+		q += pn_step_optimizer(opt, momentum, all, wprec,
+				       weights / all, q);
+	if (q - p > PN_STEP_MAX)
+		PN_BUG("more parts than PN_STEP_MAX");
+	return (int)(q - p);
+}
+
 int pn_step_cell_parts(const pn_layer *l, int opt, int momentum,
 		       double weights, double all, pn_prec wprec,
 		       pn_step_part *p)
@@ -386,12 +400,7 @@ int pn_step_cell_parts(const pn_layer *l, int opt, int momentum,
 	q = cell_steps(q, l, n);
 	q = in_proj(q, l, l->input_size, D, 1);
 	q = in_proj(q, l, D * l->hidden, D * (L - 1), 1);
-	if (weights > 0)
-		q += pn_step_optimizer(opt, momentum, all, wprec,
-				       weights / all, q);
-	if (q - p > PN_STEP_MAX)
-		PN_BUG("more parts than PN_STEP_MAX");
-	return (int)(q - p);
+	return with_optimizer(p, q, opt, momentum, weights, all, wprec);
 }
 
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
@@ -401,10 +410,5 @@ int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 		return 0;
 	pn_step_part *q = add(p, "forward", PN_PH_FWD, forward(l), 0);
 	q = backward(q, l);
-	if (weights > 0)
-		q += pn_step_optimizer(opt, momentum, all, wprec,
-				       weights / all, q);
-	if (q - p > PN_STEP_MAX)
-		PN_BUG("more parts than PN_STEP_MAX");
-	return (int)(q - p);
+	return with_optimizer(p, q, opt, momentum, weights, all, wprec);
 }
