@@ -250,7 +250,7 @@ def step(model, opt, x, y, loss_fn):
 COLUMNS = ("name layer op phase repeat batch seq_len dim in_features "
            "out_features bias activation m n k in_channels out_channels kernel "
            "image stride padding embed_dim heads vocab input_size hidden layers "
-           "bidirectional elements dropout precision optimizer").split()
+           "bidirectional elements dropout precision optimizer input_grad").split()
 
 
 def rows_of(case):
@@ -275,13 +275,13 @@ def rows_of(case):
             if isinstance(m, nn.Linear):
                 add(name, "dense", True, batch=per_sample(a) // m.in_features,
                     in_features=m.in_features, out_features=m.out_features,
-                    bias=int(m.bias is not None))
+                    bias=int(m.bias is not None), input_grad=int(a.requires_grad))
             elif isinstance(m, nn.Conv2d):
                 assert a.shape[2] == a.shape[3] and m.kernel_size[0] == m.kernel_size[1]
                 add(name, "conv2d", True, batch=1, in_channels=m.in_channels,
                     out_channels=m.out_channels, kernel=m.kernel_size[0],
                     image=a.shape[2], stride=m.stride[0], padding=m.padding[0],
-                    bias=int(m.bias is not None))
+                    bias=int(m.bias is not None), input_grad=int(a.requires_grad))
             elif isinstance(m, nn.BatchNorm2d):
                 assert a.shape[2] == a.shape[3]
                 add(name, "batchnorm", True, batch=1, in_channels=a.shape[1],
@@ -334,8 +334,10 @@ def rows_of(case):
             yield from leaves(c, prefix + ("." if prefix else "") + n)
 
     handles = [m.register_forward_hook(hook(n)) for n, m in leaves(model)]
-    with torch.no_grad():
-        out = model(x)
+    # with autograd on, as a step runs: a layer whose input does not
+    # require grad (the one that reads the data) gets no input gradient
+    # in backward, and its row says so (input_grad 0, src/lib/layer.h)
+    out = model(x)
     for h in handles:
         h.remove()
     flat = out.reshape(-1, out.shape[-1])

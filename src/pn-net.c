@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		pn_usage_error("--%s: %s", g.arch ? "arch" : "conv-stack",
 			       e.msg);
+	pn_arch_data_grad(&a);
 	pn_arch_emit(&a, g.out, g.params);
 	pn_arch_free(&a);
 	return 0;

@@ -89,6 +89,7 @@ int main(int argc, char **argv)
 		pn_warn("%s: %s", path, msg);
 	}
 	pn_onnx_unmapped_free(&u);
+	pn_arch_data_grad(&a);
 	pn_arch_emit(&a, g.out, g.params);
 	pn_arch_free(&a);
 	return 0;

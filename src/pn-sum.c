@@ -80,8 +80,10 @@ static const char usage[] =
 "time_ms total_ms [time_lo_ms time_hi_ms] weights_bytes grads_bytes\n"
 "state_bytes saved_bytes workspace_bytes domain [overhead_ms].  A train row\n"
 "whose model never saw train steps with its optimizer is split into forward,\n"
-"backward and optimizer parts (rule decomposed).  The network format, the\n"
-"parts, the memory model and the domain: see pn-sum(1).\n";
+"backward and optimizer parts (rule decomposed); one of input_grad 0 that\n"
+"stays whole loses its input gradient's product (rule whole-dx, source\n"
+"derived).  The network format, the parts, the memory model and the domain:\n"
+"see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -249,9 +251,13 @@ static factors factors_new(size_t n, int want)
 /* How a row is predicted (--per-layer's rule column): whole, as the row
  * is; decomposed, a train row as the sum of its parts (step.h); acc+opt,
  * a traced graph's gradient accumulation of a weight (an acc row) as the
- * row and, with --optimizer, the optimizer's update of that weight. */
-enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT };
-static const char *const rule_names[] = {"whole", "decomposed", "acc+opt"};
+ * row and, with --optimizer, the optimizer's update of that weight;
+ * whole-dx, a train row that skips its input's gradient (input_grad 0),
+ * predicted whole as if it did not, less the skipped product
+ * (pn_step_input_grad; dx_less). */
+enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT, RULE_WHOLE_DX };
+static const char *const rule_names[] = {"whole", "decomposed", "acc+opt",
+					 "whole-dx"};
 
 /* The parts' model path: rows made from a part's layer (the layer
  * contract's columns, pn_network_out_cols but name phase repeat, and
@@ -281,6 +287,10 @@ typedef struct {
 	domains *dom;           /* the model path's, for the parts' verdicts */
 	double *overhead;       /* --framework: each row's, by fwd bwd opt
 				   (framework.h), ms; else NULL */
+	unsigned char cells[PN_NLAYERS];  /* the recurrent types whose train
+				   rows --framework runs op by op (its
+				   TYPE.fwd.step cost): decomposed into the
+				   ops (pn_step_cell_parts) */
 } stepper;
 
 /* The optimizer of row r's step: --optimizer for a row with weights or
@@ -315,9 +325,15 @@ static unsigned char *step_rules(const stepper *st, const pn_network *net)
 		if (r->phase == PN_PH_TRAIN && !step_whole(st, r) &&
 		    pn_step_splits(r->l.type))
 			rule[i] = RULE_DECOMPOSED;
+		if (r->phase == PN_PH_TRAIN && st->cells[r->l.type])
+			rule[i] = RULE_DECOMPOSED;
 		if (r->phase == PN_PH_ACC && st->opt >= 0 &&
 		    r->l.type == PN_ELEMENTWISE)
 			rule[i] = RULE_ACC_OPT;
+		pn_step_part p;
+		if (r->phase == PN_PH_TRAIN && rule[i] == RULE_WHOLE &&
+		    pn_step_input_grad(&r->l, &p))
+			rule[i] = RULE_WHOLE_DX;
 	}
 	return rule;
 }
@@ -343,9 +359,14 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	pn_prec wprec = st->amp ? PN_FP32 : l.prec;
 	int opt = step_opt(st, r);
 	double all = st->all[opt][wprec];
+	if (st->rule[i] == RULE_DECOMPOSED && st->cells[l.type])
+		return pn_step_cell_parts(&l, opt, st->momentum,
+					  pn_step_weights(&l), all, wprec, p);
 	if (st->rule[i] == RULE_DECOMPOSED)
 		return pn_step_parts(&l, opt, st->momentum,
 				     pn_step_weights(&l), all, wprec, p);
+	if (st->rule[i] == RULE_WHOLE_DX)
+		return pn_step_input_grad(&l, p);
 	if (st->rule[i] != RULE_ACC_OPT)
 		return 0;
 	return pn_step_optimizer(opt, st->momentum, all, wprec,
@@ -490,6 +511,19 @@ static void step_push(stepper *st, const pn_network *net, long i,
 	}
 }
 
+/* A whole-dx row's phases s: its whole time (a train row's, as if it
+ * computed its input's gradient) less the skipped product, which its part
+ * left in s's bwd; less at most half the whole, the share of the
+ * product's FLOPs among the row's three GEMMs of equal FLOPs (forward,
+ * weight and input gradient) with room for the rest, so that a poor
+ * prediction of the part never leaves a row near or below zero. */
+static void dx_less(double *s, double whole)
+{
+	double dx = s[PN_PH_BWD];
+	s[PN_PH_BWD] = 0;
+	s[PN_PH_TRAIN] += whole - fmin(dx, whole / 2);
+}
+
 /* Every slot's time by phase into sp (the whole row's time in its phase,
  * its parts' in theirs) and its total into t; with --interval the
  * widest of a row's factors into k. */
@@ -500,7 +534,9 @@ static void step_combine(const stepper *st, const pn_network *net,
 	for (size_t j = 0; j < nt; j++) {
 		const pn_netrow *r = &net->r[j % (size_t)net->n];
 		double *s = sp + j * PN_STEP_NPHASES;
-		if (st->rule[j % (size_t)net->n] != RULE_DECOMPOSED)
+		if (st->rule[j % (size_t)net->n] == RULE_WHOLE_DX)
+			dx_less(s, t[j]);
+		else if (st->rule[j % (size_t)net->n] != RULE_DECOMPOSED)
 			s[r->phase] += t[j];
 		t[j] = 0;
 		for (int p = 0; p < PN_STEP_NPHASES; p++)
@@ -992,9 +1028,10 @@ static unsigned char *which_rows(const options *o, const pn_modelset *ms,
 }
 
 /* The source of each row's time (--per-layer's source column). */
-enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED, SRC_N };
+enum { SRC_ROOFLINE, SRC_MODEL, SRC_EXTRAPOLATED, SRC_MIXED, SRC_DERIVED,
+       SRC_N };
 static const char *const src_names[] = {"roofline", "model", "extrapolated",
-					"mixed"};
+					"mixed", "derived"};
 
 /* Each row's source: a model row in a precision its model was not fitted
  * on is extrapolated.  Say once on stderr when rows are in a precision
@@ -1046,6 +1083,11 @@ static void step_sources(const stepper *st, const pn_network *net,
 		const pn_netrow *r = &net->r[i];
 		if (bymodel[i] && r->phase == PN_PH_TRAIN && !step_whole(st, r))
 			src[i] = SRC_EXTRAPOLATED;
+		if (st->rule[i] == RULE_WHOLE_DX) {
+			if (src[i] != SRC_EXTRAPOLATED)
+				src[i] = SRC_DERIVED;
+			continue;
+		}
 		pn_step_part p[PN_STEP_MAX];
 		int n = step_parts(st, net, i, 1, p);
 		for (int k = 0; k < n; k++) {
@@ -1447,13 +1489,20 @@ static void overhead_sum(const pn_framework *fw, const stepper *st,
 	}
 }
 
-/* The stepper of the options (--optimizer, --momentum, mixed precision)
- * and models: each row's rule, and the parts' model path when some row
- * has parts. */
+/* The stepper of the options (--optimizer, --momentum, mixed precision),
+ * models and framework profile (NULL: none): each row's rule, and the
+ * parts' model path when some row has parts. */
 static void step_init(stepper *st, const options *o, const pn_modelset *ms,
-		      const pn_network *net)
+		      const pn_network *net, const pn_framework *fw)
 {
 	memset(st, 0, sizeof *st);
+	for (int t = 0; fw && t < PN_NLAYERS; t++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.fwd.step",
+			 pn_layer_name((pn_layer_type)t));
+		st->cells[t] = !pn_step_splits((pn_layer_type)t) &&
+			       pn_framework_cost(fw, name) >= 0;
+	}
 	st->opt = o->mem.optimizer;
 	st->momentum = o->mem.momentum;
 	st->amp = o->mem.amp;
@@ -1488,9 +1537,9 @@ int main(int argc, char **argv)
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
 	if (ms)
 		pn_modelset_warn_unranged(ms, o.models);
-	stepper st;
-	step_init(&st, &o, ms, &net);
 	pn_framework *fw = o.framework ? pn_framework_load(o.framework) : NULL;
+	stepper st;
+	step_init(&st, &o, ms, &net, fw);
 	if (fw)
 		st.overhead = overhead_rows(fw, &st, &net);
 	unsigned char *bymodel = which_rows(&o, ms, &net, &st);

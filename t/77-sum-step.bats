@@ -111,3 +111,24 @@ setup_file() {
 	[ ! -s "$T/out" ]
 	[ "$(cat "$T/err")" = "pn-sum: $BATS_FILE_TMPDIR/fwd.model: no model for layer type 'elementwise' of $F/dense.tsv (--fallback roofline predicts it by the roofline)" ]
 }
+
+@test "pn-sum decomposes an lstm train row into the ops of every time step when the framework profile runs lstm op by op" {
+	# lstm (B 4, S 3, I 10, H 5, one layer; g H = 20), dense rows taking
+	# in_features ms, the elementwise rows by the roofline (~1e-8 ms):
+	# forward input-proj (12, 10, 20) 10 + 3 hidden-proj (4, 5, 20) 5 = 25;
+	# backward 3 x (input-grad (4, 20, 5) 20 + weight-grad (20, 4, 5) 4)
+	# + input-proj's input-grad (12, 20, 10) 20 + weight-grad (20, 12,
+	# 10) 12 = 104
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" --fallback roofline $G -d UNIT -b 4 \
+		--framework "$F/cells-profile.tsv" "$F/lstm.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-6 near "$(col "$T/out" fwd_ms 1)" 25
+	NEAR_TOL=1e-6 near "$(col "$T/out" bwd_ms 1)" 104
+	[ "$(col "$T/out" train_ms 1)" = 0 ]
+}
+
+@test "pn-sum keeps the same lstm train row whole without a framework profile, as on a GPU" {
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/lstm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column "$T/out" rule)" = whole ]
+}

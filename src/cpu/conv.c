@@ -29,6 +29,22 @@ static void back(pn_run *r, int ph, dnnl_memory_t o, dnnl_memory_t m)
 		dn_reorder(r, ph, o, m);
 }
 
+/* The input's gradient by backward-data primitive dpd from dz and w, into
+ * a new plain tensor of layout cx. */
+static dnnl_memory_t conv_bwd_data(pn_run *r, dnnl_primitive_desc_t dpd,
+				   dnnl_memory_t dz, dnnl_memory_t w,
+				   const dnnl_memory_desc_t *cx)
+{
+	dnnl_memory_t dzd = dn_as(r, BWD, dz, dn_q(dpd, dnnl_query_diff_dst_md, 0));
+	dnnl_memory_t wdd = dn_as(r, BWD, w, dn_q(dpd, dnnl_query_weights_md, 0));
+	dnnl_memory_t dx = dn_tensor(r, cx, ZERO, 1);
+	dnnl_memory_t dxo = out_as(r, dx, dn_q(dpd, dnnl_query_diff_src_md, 0));
+	dn_prim(r, BWD, dpd, DNNL_ARG_DIFF_DST, dzd, DNNL_ARG_WEIGHTS, wdd,
+	     DNNL_ARG_DIFF_SRC, dxo, -1);
+	back(r, BWD, dxo, dx);
+	return dx;
+}
+
 static void conv_bwd(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_memory_t x,
 		     dnnl_memory_t w, dnnl_memory_t b, dnnl_memory_t y,
 		     const dnnl_memory_desc_t *cx, const dnnl_memory_desc_t *cy,
@@ -40,10 +56,13 @@ static void conv_bwd(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_memory_t x,
 	dnnl_memory_desc_t dsx = *cx, dsw = *cw, dsy = *cy;
 	dsx.format_kind = dsw.format_kind = dsy.format_kind = dnnl_format_kind_any;
 	dnnl_convolution_desc_t dd, wd;
-	DN(dnnl_convolution_backward_data_desc_init(&dd, dnnl_convolution_auto,
-		&dsx, &dsw, &dsy, st, pl, prr), "convolution backward data");
-	dnnl_primitive_desc_t dpd = dn_pdesc(r, &dd, 0, 1, fpd,
-					  "convolution backward data");
+	dnnl_primitive_desc_t dpd = NULL;
+	if (!l->no_input_grad) {     /* input_grad 0: no backward data */
+		DN(dnnl_convolution_backward_data_desc_init(&dd,
+			dnnl_convolution_auto, &dsx, &dsw, &dsy, st, pl, prr),
+		   "convolution backward data");
+		dpd = dn_pdesc(r, &dd, 0, 1, fpd, "convolution backward data");
+	}
 	DN(dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_auto,
 		&dsx, &dsw, l->bias ? mb : NULL, &dsy, st, pl, prr),
 	   "convolution backward weights");
@@ -53,13 +72,7 @@ static void conv_bwd(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_memory_t x,
 		return;
 	dnnl_memory_t dy = dn_tensor(r, cy, RAND, 1);
 	dnnl_memory_t dz = dn_act_bwd(r, (int)l->activation, y, dy);
-	dnnl_memory_t dzd = dn_as(r, BWD, dz, dn_q(dpd, dnnl_query_diff_dst_md, 0));
-	dnnl_memory_t wdd = dn_as(r, BWD, w, dn_q(dpd, dnnl_query_weights_md, 0));
-	dnnl_memory_t dx = dn_tensor(r, cx, ZERO, 1);
-	dnnl_memory_t dxo = out_as(r, dx, dn_q(dpd, dnnl_query_diff_src_md, 0));
-	dn_prim(r, BWD, dpd, DNNL_ARG_DIFF_DST, dzd, DNNL_ARG_WEIGHTS, wdd,
-	     DNNL_ARG_DIFF_SRC, dxo, -1);
-	back(r, BWD, dxo, dx);
+	dnnl_memory_t dx = dpd ? conv_bwd_data(r, dpd, dz, w, cx) : NULL;
 	dnnl_memory_t dzw = dn_as(r, BWD, dz, dn_q(wpd, dnnl_query_diff_dst_md, 0));
 	dnnl_memory_t xw = dn_as(r, BWD, x, dn_q(wpd, dnnl_query_src_md, 0));
 	dnnl_memory_t dw = dn_tensor(r, cw, ZERO, 1);

@@ -65,8 +65,9 @@ static void c_linear(const op *o)
 		    (int)O);
 }
 
-/* dx[B][I] = dz[B][O] W[O][I] (a); dW[O][I] = dz^T x (b); db[O] = the
- * column sums of dz (c, when there is a bias) */
+/* dx[B][I] = dz[B][O] W[O][I] (a, unless the input needs no gradient:
+ * dx NULL); dW[O][I] = dz^T x (b); db[O] = the column sums of dz (c, when
+ * there is a bias) */
 typedef struct {
 	const float *dz, *w, *x;
 	float *dx, *dw, *db;
@@ -76,8 +77,10 @@ static void c_linear_bwd(const op *o)
 {
 	const linbwd *p = o->ctx;
 	size_t B = o->n, O = o->m, I = (size_t)o->k;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)I,
-		    (int)O, 1, p->dz, (int)O, p->w, (int)I, 0, p->dx, (int)I);
+	if (p->dx)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B,
+			    (int)I, (int)O, 1, p->dz, (int)O, p->w, (int)I, 0,
+			    p->dx, (int)I);
 	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)O, (int)I,
 		    (int)B, 1, p->dz, (int)O, p->x, (int)I, 0, p->dw, (int)I);
 	if (!p->db)
@@ -111,8 +114,8 @@ static void blas_bwd(pn_run *r, dnnl_memory_t dz, dnnl_memory_t w,
 	op *o = dn_cop(r, BWD, c_linear_bwd);
 	if (!o || !p)
 		return;
-	*p = (linbwd){dn_ptr(dz), dn_ptr(w), dn_ptr(x), dn_ptr(dx), dn_ptr(dw),
-		      db ? dn_ptr(db) : NULL};
+	*p = (linbwd){dn_ptr(dz), dn_ptr(w), dn_ptr(x), dx ? dn_ptr(dx) : NULL,
+		      dn_ptr(dw), db ? dn_ptr(db) : NULL};
 	*o = (op){.fn = c_linear_bwd, .ctx = p, .n = B, .m = O, .k = (int)I};
 }
 
@@ -146,13 +149,16 @@ void dn_dense(pn_run *r)
 	dnnl_memory_t dz = dn_act_bwd(r, act, y, dy);
 	dnnl_memory_desc_t mwt = MD(2, O, I), mdzt = MDS(2, DIMS(O, B),
 							DIMS(1, O));
-	dnnl_memory_t dx = dn_tensor(r, &mx, ZERO, 1);
+	/* input_grad 0: the input needs no gradient, no dx product */
+	dnnl_memory_t dx = l->no_input_grad ? NULL : dn_tensor(r, &mx, ZERO, 1);
 	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
 	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
 	if (blas) {
 		blas_bwd(r, dz, w, x, dx, dw, db, (size_t)B, (size_t)O, (size_t)I);
 	} else if (!r->st) {
-		matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL, dx, 0, 1);
+		if (dx)
+			matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL,
+			       dx, 0, 1);
 		matmul(r, BWD, dn_view(r, &mdzt, dn_ptr(dz)), x, NULL, dw, 0, 1);
 		if (b)
 			colsum(r, BWD, dz, db);

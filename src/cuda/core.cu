@@ -387,6 +387,9 @@ static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 	pn_rng_seed(&r->rng, g.o.seed);
 	try {
 		fits(r);
+		if (cfg->l.train && cfg->l.no_input_grad)
+			failf(PN_INVALID, "input_grad 0 is timed by the cpu "
+			      "backend only");
 		switch (cfg->l.type) {
 		case PN_DENSE: dense(r); break;
 		case PN_BMM: bmm(r); break;

@@ -141,6 +141,18 @@ void pn_arch_finish(pn_arch *a, int family_opt)
 	}
 }
 
+void pn_arch_data_grad(pn_arch *a)
+{
+	for (long i = 0; a->o.phase == PN_PH_TRAIN && i < a->n; i++) {
+		pn_layer *l = &a->r[i].l;
+		if (!pn_layer_defs[l->type].weights)
+			continue;
+		if (pn_layer_defs[l->type].input_grad)
+			l->no_input_grad = 1;
+		return;
+	}
+}
+
 double pn_arch_params(const pn_arch *a)
 {
 	double sum = 0;
@@ -157,13 +169,19 @@ double pn_arch_params(const pn_arch *a)
 	return sum;
 }
 
+/* The input_grad column only when a row skips its input's gradient, so
+ * that the networks without one are written as before. */
 void pn_arch_write(const pn_arch *a, FILE *f)
 {
-	pn_network_put_header(f);
+	int flags = 0;
+	for (long i = 0; i < a->n; i++)
+		if (a->r[i].l.no_input_grad)
+			flags = PN_LC_INPUT_GRAD;
+	pn_network_put_header(f, flags);
 	int phase = a->o.phase == PN_PH_TRAIN ? PN_PH_TRAIN : PN_PH_FWD;
 	for (long i = 0; i < a->n; i++)
 		pn_network_put_row(f, a->r[i].name, &a->r[i].l, a->o.prec,
-				   phase, a->r[i].repeat);
+				   phase, a->r[i].repeat, flags);
 }
 
 void pn_arch_emit(const pn_arch *a, const char *out, int params)

@@ -200,10 +200,17 @@ pn_layer *pn_arch_add(pn_arch *a, pn_layer_type t, double repeat,
 /* Give every row the options' precision and phase, and the optimizer
  * (family_opt when a->o.optimizer is -1) where its type has weights. */
 void pn_arch_finish(pn_arch *a, int family_opt);
+/* In the train phase, mark the first row with weights, which reads the
+ * data, as skipping its input's gradient (layer.h's input_grad 0: no
+ * framework computes the data's gradient) where its type can (dense,
+ * conv2d; an embedding's input has no gradient anyway).  pn-net and
+ * pn-onnx call it before they write. */
+void pn_arch_data_grad(pn_arch *a);
 
 /* The parameter count (see above). */
 double pn_arch_params(const pn_arch *a);
-/* Write a's rows as a network (network.h's writer). */
+/* Write a's rows as a network (network.h's writer), with the input_grad
+ * column when a row skips its input's gradient. */
 void pn_arch_write(const pn_arch *a, FILE *f);
 /* What pn-net and pn-onnx print: the parameter count (params set) or the
  * network, to out (NULL or "-": standard output; pn_output_open's rules),

@@ -32,7 +32,10 @@
  *   TYPE.fwd.step TYPE.bwd.step  rnn lstm gru: per layer, direction and
  *                      time step (PyTorch's CPU recurrences run the cell's
  *                      ops once a time step), besides TYPE.fwd and
- *                      TYPE.bwd once per row
+ *                      TYPE.bwd once per row.  A profile with TYPE.fwd.step
+ *                      says its framework runs TYPE's recurrence op by op:
+ *                      pn-sum then predicts TYPE's train rows as those ops
+ *                      (step.h's pn_step_cell_parts)
  *
  * The overhead of one instance of a row (pn_framework_row), by phase:
  *   fwd    TYPE[.OP].fwd, + layers x (1 + bidirectional) x seq_len x

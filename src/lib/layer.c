@@ -37,11 +37,11 @@ enum { NBINARY = 5, NGATED = 18 };
 /* Pooling ops (pn_layer_defs' ops of pool). */
 static const char *const poolops[] = {"max", "avg", 0};
 
-/* name, dims, bias, activation, weights, dropout, vector, ops */
+/* name, dims, bias, activation, weights, dropout, vector, ops, input_grad */
 const pn_layer_def pn_layer_defs[PN_NLAYERS] = {
-	[PN_DENSE] = {"dense", d_dense, 1, 1, 1, 0, 0},
+	[PN_DENSE] = {"dense", d_dense, 1, 1, 1, 0, 0, NULL, 1},
 	[PN_BMM] = {"bmm", d_bmm, 0, 0, 0, 0, 0},
-	[PN_CONV2D] = {"conv2d", d_conv, 1, 1, 1, 0, 0},
+	[PN_CONV2D] = {"conv2d", d_conv, 1, 1, 1, 0, 0, NULL, 1},
 	[PN_ATTENTION] = {"attention", d_attn, 0, 0, 1, 1, 0},
 	[PN_EMBEDDING] = {"embedding", d_emb, 0, 0, 1, 0, 0},
 	[PN_RNN] = {"rnn", d_rnn, 0, 1, 1, 1, 0},
@@ -191,7 +191,7 @@ static int needs(pn_layer_type t, const char *name)
 
 int pn_layer_is_config_col(const char *name)
 {
-	if (strcmp(name, "layer") == 0 ||
+	if (strcmp(name, "layer") == 0 || strcmp(name, "input_grad") == 0 ||
 	    pn_name_index(pn_layer_attrs, name) >= 0)
 		return 1;
 	for (int t = 0; t < PN_NLAYERS; t++)
@@ -304,13 +304,17 @@ const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 		snprintf(buf, n, "bias must be 0 or 1, not %g", l->bias);
 		return buf;
 	}
+	if (l->no_input_grad && !pn_layer_defs[l->type].input_grad) {
+		snprintf(buf, n, "input_grad 0 is for dense and conv2d only");
+		return buf;
+	}
 	return NULL;
 }
 
 /* ---- reading ----------------------------------------------------------- */
 
 struct pn_layer_cols {
-	int layer, op, precision, pass, optimizer, activation;
+	int layer, op, precision, pass, optimizer, activation, input_grad;
 	int num[NNUM];
 };
 
@@ -323,6 +327,7 @@ pn_layer_cols *pn_layer_cols_new(const pn_tsv *in)
 	c->pass = pn_tsv_find(in, "pass");
 	c->optimizer = pn_tsv_find(in, "optimizer");
 	c->activation = pn_tsv_find(in, "activation");
+	c->input_grad = pn_tsv_find(in, "input_grad");
 	for (size_t i = 0; i < NNUM; i++)
 		c->num[i] = pn_tsv_find(in, numdims[i].name);
 	return c;
@@ -379,6 +384,23 @@ static int read_enum(const pn_tsv *in, int col, const char *const *list,
 	if ((*v = pn_name_index(list, pn_tsv_str(in, col))) >= 0)
 		return 0;
 	return fail(e, col, list, "unknown value '%s'", pn_tsv_str(in, col));
+}
+
+/* The optional input_grad column (0 or 1, default 1) into
+ * l->no_input_grad. */
+static int read_input_grad(const pn_tsv *in, int col, pn_layer *l,
+			   pn_layer_err *e)
+{
+	double v = 1;
+	if (col < 0 || pn_tsv_na(in, col))
+		return 0;
+	if (whole(in, col, &v, e) != 0)
+		return -1;
+	if (v != 0 && v != 1)
+		return fail(e, col, NULL, "input_grad must be 0 or 1, not %g",
+			    v);
+	l->no_input_grad = v == 0;
+	return 0;
 }
 
 /* The type, op and dimensions of the row. */
@@ -455,6 +477,8 @@ int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 	l->bytes = pn_prec_bytes((pn_prec)p);
 	l->train = pass == PN_PASS_TRAIN;
 	l->optimizer = opt;
+	if (read_input_grad(in, c->input_grad, l, e) != 0)
+		return -1;
 	if (prec)
 		*prec = (pn_prec)p;
 	char why[160];
@@ -495,6 +519,8 @@ int pn_layer_columns(pn_layer_type t, int flags, const char **cols)
 		cols[n++] = "bias";
 	if (d->activation)
 		cols[n++] = "activation";
+	if (flags & PN_LC_INPUT_GRAD && d->input_grad)
+		cols[n++] = "input_grad";
 	if (flags & PN_LC_TRAINING && d->dropout)
 		cols[n++] = "dropout";
 	cols[n++] = "precision";
@@ -521,6 +547,8 @@ const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
 	case 4: return pn_pass_names[l->train ? PN_PASS_TRAIN : PN_PASS_FWD];
 	case 5: return pn_opt_name(l->optimizer);
 	default:
+		if (strcmp(name, "input_grad") == 0)
+			return l->no_input_grad ? "0" : "1";
 		return strcmp(name, "layer") == 0 ? pn_layer_name(l->type)
 						  : NULL;
 	}

@@ -58,6 +58,16 @@
  *   precision   fp32 tf32 fp16 bf16 (default fp32; 4 4 2 2 bytes)
  *   pass        fwd or train (default fwd)
  *   optimizer   none sgd adam adagrad adadelta rmsprop (default none)
+ *   input_grad  0 or 1 (default 1): whether a train row computes the
+ *               gradient of its input.  0 on the layer that reads a
+ *               network's data, whose input needs no gradient (PyTorch
+ *               computes none: the data does not require grad): the row's
+ *               backward is its weights' gradient only, no input-gradient
+ *               product (dense: dX = dY W; conv2d: its backward-data).
+ *               Only types whose def has input_grad (dense, conv2d) take
+ *               0; a fwd row ignores it.  No writer puts the column
+ *               unless asked (PN_LC_INPUT_GRAD), so files without it read
+ *               and write as before.
  * config.h adds the training columns dropout and learning_rate.
  */
 #ifndef PN_LAYER_H
@@ -89,6 +99,8 @@ typedef struct {
 	const char *const *ops;        /* the values of its required op
 					  column, NULL-ended; NULL: the type
 					  takes no op (its op is its name) */
+	unsigned char input_grad;      /* its train rows may skip the input's
+					  gradient (column input_grad 0) */
 } pn_layer_def;
 
 extern const pn_layer_def pn_layer_defs[PN_NLAYERS];
@@ -182,6 +194,9 @@ typedef struct {
 				   pn_prec_bytes(prec) */
 	int train;              /* pass: 0 fwd, 1 train (fwd + bwd + opt) */
 	int optimizer;          /* PN_OPT_* */
+	int no_input_grad;      /* column input_grad 0: a train row skips
+				   its input's gradient (0, the default:
+				   computes it) */
 } pn_layer;
 
 /* Set the dimension column name of l to v (also "bias"): 0, or -1 when
@@ -227,7 +242,9 @@ typedef struct {
  *   unknown elementwise op 'foo'                 (col: op; also pool)
  *   unknown value 'fp8'                          (col: precision; names)
  *   impossible conv2d: kernel 7 is larger than the padded image 6  (-1)
- *   impossible pool: padding 2 is more than half the kernel 3      (-1) */
+ *   impossible pool: padding 2 is more than half the kernel 3      (-1)
+ *   input_grad must be 0 or 1, not 2                (col: input_grad)
+ *   impossible softmax: input_grad 0 is for dense and conv2d only  (-1) */
 int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 		   pn_prec *prec, pn_layer_err *e);
 
@@ -244,19 +261,21 @@ extern const char *const pn_layer_attrs[];
 enum {
 	PN_LC_VECOP = 1,    /* op on every vector type, not only elementwise
 			       (one header for layernorm softmax elementwise) */
-	PN_LC_TRAINING = 2  /* the training columns of config.h: dropout
+	PN_LC_TRAINING = 2, /* the training columns of config.h: dropout
 			       where it applies, learning_rate */
+	PN_LC_INPUT_GRAD = 4 /* input_grad, after activation, on the types
+			       that take it */
 };
 
 /* The columns of a row of type t, in the contract's order: layer, op,
- * the dimensions, bias, activation, dropout, precision, pass, optimizer,
- * learning_rate (each where it applies; flags PN_LC_*).  Returns how many
- * were written to cols (at most 24). */
+ * the dimensions, bias, activation, input_grad, dropout, precision, pass,
+ * optimizer, learning_rate (each where it applies; flags PN_LC_*).
+ * Returns how many were written to cols (at most 24). */
 int pn_layer_columns(pn_layer_type t, int flags, const char **cols);
 
 /* The value of column name of l, at precision prec, as written in a layer
  * row: type and enumerated names, numbers in their shortest form (pass:
- * train or fwd from l->train).  Returns buf (32 bytes) or a constant
+ * train or fwd from l->train; input_grad: 0 or 1 from l->no_input_grad).  Returns buf (32 bytes) or a constant
  * string; NULL when name is no column of the contract. */
 const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
 			   char *buf);

@@ -278,15 +278,17 @@ const char *const pn_network_out_cols[] = {
 	"layers", "bidirectional", "elements", "precision", "optimizer", 0
 };
 
-void pn_network_put_header(FILE *f)
+void pn_network_put_header(FILE *f, int flags)
 {
 	for (int i = 0; pn_network_out_cols[i]; i++)
 		fprintf(f, "%s%s", i ? "\t" : "", pn_network_out_cols[i]);
+	if (flags & PN_LC_INPUT_GRAD)
+		fputs("\tinput_grad", f);
 	putc('\n', f);
 }
 
 void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
-			pn_prec prec, int phase, double repeat)
+			pn_prec prec, int phase, double repeat, int flags)
 {
 	const char *cols[32];
 	int n = pn_layer_columns(l->type, 0, cols);
@@ -305,5 +307,8 @@ void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
 			v = pn_layer_field(l, prec, c, buf);
 		fprintf(f, "\t%s", v);
 	}
+	if (flags & PN_LC_INPUT_GRAD)
+		fprintf(f, "\t%s", pn_layer_defs[l->type].input_grad ?
+			pn_layer_field(l, prec, "input_grad", buf) : "NA");
 	putc('\n', f);
 }

@@ -131,10 +131,11 @@ extern const char *const pn_network_out_cols[];
  * (PN_PH_*), repeat, then each column of the contract that applies to
  * l's type (pn_layer_columns: the type's dimensions, bias and activation
  * where it has them) as pn_layer_field writes it, NA in the others, the
- * precision and optimizer.  A row of this writer reads back through
- * pn_network_read as l. */
-void pn_network_put_header(FILE *f);
+ * precision and optimizer; with flags PN_LC_INPUT_GRAD (layer.h) one more
+ * column, input_grad, last (NA on the types that do not take it).  A row
+ * of this writer reads back through pn_network_read as l. */
+void pn_network_put_header(FILE *f, int flags);
 void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
-			pn_prec prec, int phase, double repeat);
+			pn_prec prec, int phase, double repeat, int flags);
 
 #endif

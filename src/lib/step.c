@@ -152,7 +152,8 @@ static pn_step_part *dense_bwd(pn_step_part *p, const pn_layer *l)
 {
 	double B = l->batch, I = l->in_features, O = l->out_features;
 	p = act_grad(p, l, B * O);
-	p = gemm(p, "input-grad", l, B, O, I);
+	if (!l->no_input_grad)
+		p = gemm(p, "input-grad", l, B, O, I);
 	p = gemm(p, "weight-grad", l, O, B, I);
 	return l->bias ? reduce(p, "bias-grad", l, B, 1, O) : p;
 }
@@ -162,7 +163,8 @@ static pn_step_part *conv_bwd(pn_step_part *p, const pn_layer *l)
 	double oh = pn_conv_out(l), P = l->batch * oh * oh;
 	double O = l->out_channels, K = l->in_channels * l->kernel * l->kernel;
 	p = act_grad(p, l, P * O);
-	p = gemm(p, "data-grad", l, P, O, K);
+	if (!l->no_input_grad)
+		p = gemm(p, "data-grad", l, P, O, K);
 	p = gemm(p, "weight-grad", l, O, P, K);
 	return l->bias ? reduce(p, "bias-grad", l, P, 1, O) : p;
 }
@@ -205,6 +207,29 @@ static pn_layer forward(const pn_layer *l)
 	f.train = 0;
 	f.optimizer = PN_OPT_NONE;
 	return f;
+}
+
+int pn_step_input_grad(const pn_layer *l, pn_step_part *p)
+{
+	if (!l->train || !l->no_input_grad)
+		return 0;
+	if (l->type == PN_DENSE) {
+		gemm(p, "input-grad", l, l->batch, l->out_features,
+		     l->in_features);
+		return 1;
+	}
+	if (l->type != PN_CONV2D)
+		return 0;
+	pn_layer c = blank(l, PN_CONV2D, NULL);
+	c.batch = l->batch;
+	c.in_channels = l->out_channels;
+	c.out_channels = l->in_channels;
+	c.kernel = l->kernel;
+	c.image = pn_conv_out(l);
+	c.stride = 1;
+	c.padding = floor(l->kernel / 2);
+	add(p, "data-grad", PN_PH_BWD, c, 0);
+	return 1;
 }
 
 static pn_step_part *backward(pn_step_part *p, const pn_layer *l)
@@ -252,6 +277,132 @@ int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
 	return k;
 }
 
+/* ---- a recurrence op by op (pn_step_cell_parts) ---------------------------- */
+
+/* The pointwise ops of one cell step on (B, H), with how many run
+ * forward; backward runs one binary op (mul) per activation and two per
+ * mul (add and sub pass the gradient on). */
+typedef struct {
+	const char *op;
+	int n;
+} cellop;
+
+static const cellop lstm_cell[] = {
+	{"sigmoid", 3}, {"tanh", 2}, {"mul", 3}, {"add", 1}, {0, 0}
+};
+static const cellop gru_cell[] = {
+	{"sigmoid", 2}, {"tanh", 1}, {"mul", 2}, {"add", 2}, {"sub", 1},
+	{0, 0}
+};
+static const cellop rnn_cell[] = {{NULL, 1}, {0, 0}};   /* its activation */
+
+/* The gates of a recurrent layer (layer.c's work counts them the same). */
+static double gates(const pn_layer *l)
+{
+	return l->type == PN_LSTM ? 4 : l->type == PN_GRU ? 3 : 1;
+}
+
+/* A dense part (rows, in, out) with bias b in phase ph, run count times. */
+static pn_step_part *mm(pn_step_part *p, const char *what, int ph,
+			const pn_layer *l, double rows, double in, double out,
+			int b, double count)
+{
+	pn_layer d = blank(l, PN_DENSE, NULL);
+	d.batch = rows;
+	d.in_features = in;
+	d.out_features = out;
+	d.bias = b;
+	p = add(p, what, ph, d, 0);
+	p[-1].count = count;
+	return p;
+}
+
+/* The input projections of the layers whose input is in wide, n of them
+ * (layers x directions): forward (phase fwd) or their three backward
+ * products (bwd). */
+static pn_step_part *in_proj(pn_step_part *p, const pn_layer *l, double in,
+			     double n, int bwd)
+{
+	double SB = l->seq_len * l->batch;
+	double gH = gates(l) * l->hidden;
+	if (n <= 0)
+		return p;
+	if (!bwd)
+		return mm(p, "input-proj", PN_PH_FWD, l, SB, in, gH, 1, n);
+	p = mm(p, "input-proj.input-grad", PN_PH_BWD, l, SB, gH, in, 0, n);
+	p = mm(p, "input-proj.weight-grad", PN_PH_BWD, l, gH, SB, in, 0, n);
+	p = reduce(p, "input-proj.bias-grad", l, SB, 1, gH);
+	p[-1].count = n;
+	return p;
+}
+
+/* The ops of every time step of every layer and direction (n steps in
+ * all): the hidden projection, the gates' add and cell ops forward;
+ * backward the cell ops' gradients, the projection's two products, the
+ * accumulation of its weight gradient over the steps and its bias
+ * gradient. */
+static pn_step_part *cell_steps(pn_step_part *p, const pn_layer *l,
+				double n)
+{
+	const cellop *c = l->type == PN_LSTM ? lstm_cell :
+			  l->type == PN_GRU ? gru_cell : rnn_cell;
+	double B = l->batch, H = l->hidden, gH = gates(l) * H;
+	double grads = 0;
+	p = mm(p, "hidden-proj", PN_PH_FWD, l, B, H, gH, 1, n);
+	p = elem(p, "gates-add", PN_PH_FWD, l, "add", B, 1, gH, 0);
+	p[-1].count = n;
+	for (; c->n; c++) {
+		const char *op = c->op ? c->op : l->activation ?
+			pn_act_name((int)l->activation) : "tanh";
+		p = elem(p, "cell", PN_PH_FWD, l, op, B, 1, H, 0);
+		p[-1].count = c->n * n;
+		grads += strcmp(op, "mul") == 0 ? 2 * c->n :
+			 strcmp(op, "add") && strcmp(op, "sub") ? c->n : 0;
+	}
+	p = elem(p, "cell-grad", PN_PH_BWD, l, "mul", B, 1, H, 0);
+	p[-1].count = grads * n;
+	p = mm(p, "hidden-proj.input-grad", PN_PH_BWD, l, B, gH, H, 0, n);
+	p = mm(p, "hidden-proj.weight-grad", PN_PH_BWD, l, gH, B, H, 0, n);
+	if (l->seq_len > 1) {
+		p = elem(p, "hidden-proj.weight-acc", PN_PH_BWD, l, "add", gH,
+			 1, H, 0);
+		p[-1].count = n / l->seq_len * (l->seq_len - 1);
+	}
+	p = reduce(p, "hidden-proj.bias-grad", l, B, 1, gH);
+	p[-1].count = n;
+	return p;
+}
+
+/* The parts p..q and after them the row's share of the optimizer step
+ * (pn_step_parts' arguments); returns their count. */
+static int with_optimizer(pn_step_part *p, pn_step_part *q, int opt,
+			  int momentum, double weights, double all,
+			  pn_prec wprec)
+{
+	if (weights > 0)
+		q += pn_step_optimizer(opt, momentum, all, wprec,
+				       weights / all, q);
+	if (q - p > PN_STEP_MAX)
+		PN_BUG("more parts than PN_STEP_MAX");
+	return (int)(q - p);
+}
+
+int pn_step_cell_parts(const pn_layer *l, int opt, int momentum,
+		       double weights, double all, pn_prec wprec,
+		       pn_step_part *p)
+{
+	if (pn_step_splits(l->type))
+		return 0;
+	double D = l->bidirectional ? 2 : 1, L = l->layers;
+	double n = l->seq_len * L * D;
+	pn_step_part *q = in_proj(p, l, l->input_size, D, 0);
+	q = in_proj(q, l, D * l->hidden, D * (L - 1), 0);
+	q = cell_steps(q, l, n);
+	q = in_proj(q, l, l->input_size, D, 1);
+	q = in_proj(q, l, D * l->hidden, D * (L - 1), 1);
+	return with_optimizer(p, q, opt, momentum, weights, all, wprec);
+}
+
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 		  double all, pn_prec wprec, pn_step_part *p)
 {
@@ -259,10 +410,5 @@ int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 		return 0;
 	pn_step_part *q = add(p, "forward", PN_PH_FWD, forward(l), 0);
 	q = backward(q, l);
-	if (weights > 0)
-		q += pn_step_optimizer(opt, momentum, all, wprec,
-				       weights / all, q);
-	if (q - p > PN_STEP_MAX)
-		PN_BUG("more parts than PN_STEP_MAX");
-	return (int)(q - p);
+	return with_optimizer(p, q, opt, momentum, weights, all, wprec);
 }

@@ -12,7 +12,8 @@
  *
  *   forward     l itself, pass fwd, optimizer none (phase fwd)
  *   backward    (phase bwd), per type:
- *     dense (B, I, O)   input-grad  dense (B, O, I)
+ *     dense (B, I, O)   input-grad  dense (B, O, I) (none with input_grad 0,
+ *                         layer.h: the input needs no gradient)
  *                       weight-grad dense (O, B, I): the transposed
  *                         shapes NeuSight's traced graphs give a Linear's
  *                         backward, Linear(rows, O, I) and Linear(O, rows,
@@ -26,7 +27,7 @@
  *                         (NeuSight's graphs trace the same two)
  *     conv2d            as the GEMMs of its implicit-GEMM form (P = B
  *                         OH OH output pixels, K = C k k): data-grad dense
- *                         (P, O, K), weight-grad dense (O, P, K); bias-grad
+ *                         (P, O, K) (none with input_grad 0), weight-grad dense (O, P, K); bias-grad
  *                         elementwise add (P, 1, O), traffic e (P O + O);
  *                         act-grad as dense's over P O.  The col2im of
  *                         the data gradient is not counted
@@ -107,7 +108,7 @@ enum { PN_STEP_OPT = PN_NPHASES, PN_STEP_NPHASES };
 #define PN_STEP_ROW 2048.0
 
 /* The most parts pn_step_parts and pn_step_optimizer return. */
-enum { PN_STEP_MAX = 32 };
+enum { PN_STEP_MAX = 40 };
 
 /* One part of a step. */
 typedef struct {
@@ -131,6 +132,58 @@ int pn_step_splits(pn_layer_type t);
  * when t does not split. */
 int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 		  double all, pn_prec wprec, pn_step_part *p);
+
+/* The product that a train row of layer l skips when its input needs no
+ * gradient (l->no_input_grad, layer.h's input_grad 0), as one part into
+ * *p (phase bwd, count 1); returns 1, or 0 when l skips none (a fwd row,
+ * input_grad 1, a type that does not take it):
+ *   dense (B, I, O)   input-grad  dense (B, O, I), as in the backward above
+ *   conv2d (B, C, O, k, X, s, p; output side Y)
+ *                     data-grad   conv2d (B, O, C, k, Y, 1, floor(k / 2)),
+ *                       no bias or activation: the backward-data of a
+ *                       convolution is the transposed convolution of the
+ *                       output's gradient, O channels in and C out over
+ *                       Y x Y pixels, the forward's FLOPs (B C O k^2 Y^2
+ *                       MACs whatever the stride; an even kernel's
+ *                       output is Y + 1 a side), which the
+ *                       conv2d model predicts; the implicit GEMM's dense
+ *                       misses oneDNN's cost for few channels (a first
+ *                       conv's 1 or 3), and the forward conv itself more
+ * pn-sum subtracts it from a train row predicted whole (rule whole-dx);
+ * a decomposed row simply has no input-grad (data-grad) part. */
+int pn_step_input_grad(const pn_layer *l, pn_step_part *p);
+
+/* The parts of a train row of an rnn, lstm or gru layer l as a framework
+ * that runs the recurrence op by op runs it (PyTorch 1.13 on the CPU:
+ * aten's lstm, gru and rnn_tanh call the cell once a time step, as the
+ * profiler shows; not oneDNN's fused RNN primitive that pn-time times),
+ * with the optimizer's share as pn_step_parts gives it; 0 for another
+ * type.  B batch, S seq_len, H hidden, g gates (lstm 4, gru 3, rnn 1), D
+ * directions, L layers; each layer and direction (input width I for the
+ * first layer, D H above it):
+ *   input-proj       dense (SB, I, gH) with bias, once: the input's
+ *                      projection over every time step in one GEMM
+ *   hidden-proj      dense (B, H, gH) with bias (addmm), every step
+ *   gates-add        elementwise add (B, 1, gH), every step
+ *   cell             the cell's pointwise ops on (B, 1, H) every step:
+ *                      lstm sigmoid 3, tanh 2, mul 3, add 1; gru
+ *                      sigmoid 2, tanh 1, mul 2, add 2, sub 1; rnn its
+ *                      activation (tanh by default) once
+ *   cell-grad        elementwise mul (B, 1, H), every step: one per
+ *                      activation, two per mul (lstm 11, gru 7, rnn 1)
+ *   hidden-proj.input-grad   dense (B, gH, H), every step
+ *   hidden-proj.weight-grad  dense (gH, B, H), every step
+ *   hidden-proj.weight-acc   elementwise add (gH, 1, H), every step but
+ *                      one: autograd sums the per-step weight gradients
+ *   hidden-proj.bias-grad    reduction (B, 1, gH), every step
+ *   input-proj.input-grad, .weight-grad, .bias-grad  dense (SB, gH, I),
+ *                      dense (gH, SB, I), reduction (SB, 1, gH), once
+ * (a part's count is how many times it runs over the row).  pn-sum uses
+ * them when its framework profile has the type's per-step costs
+ * (framework.h: such a framework runs the recurrence op by op). */
+int pn_step_cell_parts(const pn_layer *l, int opt, int momentum,
+		       double weights, double all, pn_prec wprec,
+		       pn_step_part *p);
 
 /* The weight elements of layer l: pn_layer_work's cm_weights / e on types
  * with weights (memory.h's W), else 0. */
