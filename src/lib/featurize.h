@@ -18,6 +18,15 @@
  * x clock x 2) for a gather (an embedding of pass fwd); a streaming
  * elementwise op (every other op), pool and mem: bytes / bandwidth, as a
  * GEMM.
+ *
+ * lane_compute_ms and lane_roofline_ms (feature set lane) are compute_ms and
+ * roofline_ms at the peak of the FP32 lanes per SM that share no datapath
+ * with INT32 (the spec column fp32_lanes): fp32_gflops x min(1, fp32_lanes
+ * x sms / cores) for a row whose unit peak is fp32_gflops (pn_unit_peak),
+ * half the listed peak on GA10x and Ada, the listed peak on every other
+ * NVIDIA GPU the table has; a row on another unit, or a GPU whose
+ * fp32_lanes or cores is NA, has the listed peak (the columns equal
+ * compute_ms and roofline_ms).
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
@@ -40,10 +49,12 @@ enum {
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO,
 	PN_F_LAT_MS,            /* set lat: a latency-bound kernel's time */
+	/* set lane: the roofline at the FP32 lanes that own their datapath */
+	PN_F_LANE_COMPUTE_MS, PN_F_LANE_ROOFLINE_MS,
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "lat_ms". */
+/* Column names, indexed by PN_F_*: "flops" ... "lane_roofline_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -75,7 +86,8 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat
+ * lane. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */
