@@ -43,6 +43,14 @@ setup() {
 	[ "$(col "$O" lane_roofline_ms 4)" = "$(col "$O" roofline_ms 4)" ]
 }
 
+@test "pn-featurize lane_compute_ms of an fp32 layernorm is compute_ms (a vector op streams, the lanes do not bind)" {
+	pn-featurize $LG "$FIX/featurize/lane-vec.tsv" >"$O"
+	# 524288 FLOPs at the listed 20 TFLOP/s
+	[ "$(col "$O" compute_ms 1)" = 2.62144e-05 ]
+	[ "$(col "$O" lane_compute_ms 1)" = 2.62144e-05 ]
+	[ "$(col "$O" lane_roofline_ms 1)" = "$(col "$O" roofline_ms 1)" ]
+}
+
 @test "pn-featurize lane_roofline_ms is roofline_ms with a spec table that has no fp32_lanes column" {
 	cut -f1-31 "$FIX/featurize/gpus.tsv" >"$BATS_TEST_TMPDIR/g"
 	[ "$(head -1 "$BATS_TEST_TMPDIR/g" | cut -f31)" = tc_mhz ]

@@ -76,13 +76,14 @@ static void lat_features(const pn_layer *l, const pn_work *w, double traffic,
 /* The lane columns (featurize.h): a GA10x or Ada SM lists 128 FP32 lanes,
  * but 64 of them run FP32 or INT32 in a cycle, and a GEMM's address and
  * load instructions compete for them; only the FP32 lanes with a datapath
- * of their own count.  peak is the row's unit peak. */
-static void lane_features(const pn_work *w, const pn_gpu *g, pn_peak peak,
-			  double *f)
+ * of their own count.  A vector op streams at the bandwidth and keeps its
+ * columns.  peak is the row's unit peak. */
+static void lane_features(const pn_layer *l, const pn_work *w,
+			  const pn_gpu *g, pn_peak peak, double *f)
 {
 	double gflops = peak.gflops, memory;
-	if (strcmp(peak.col, "fp32_gflops") == 0 && !isnan(g->fp32_lanes) &&
-	    g->cores > 0)
+	if (pn_unit_matrix(l->type) && strcmp(peak.col, "fp32_gflops") == 0 &&
+	    !isnan(g->fp32_lanes) && g->cores > 0)
 		gflops *= fmin(1, g->fp32_lanes * g->sms / g->cores);
 	f[PN_F_LANE_ROOFLINE_MS] = pn_roofline_time_ms(
 		w->flops, w->traffic, gflops, g->mem_bw_gbs,
@@ -131,7 +132,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	f[PN_F_GPU_PEAK_GFLOPS] = peak / 1e9;
 	feature_waves(w->tiles, w->traffic, g, f);
 	lat_features(l, w, traffic, g, compute, f);
-	lane_features(w, g, unit, f);
+	lane_features(l, w, g, unit, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */

@@ -22,11 +22,11 @@
  * lane_compute_ms and lane_roofline_ms (feature set lane) are compute_ms and
  * roofline_ms at the peak of the FP32 lanes per SM that share no datapath
  * with INT32 (the spec column fp32_lanes): fp32_gflops x min(1, fp32_lanes
- * x sms / cores) for a row whose unit peak is fp32_gflops (pn_unit_peak),
- * half the listed peak on GA10x and Ada, the listed peak on every other
- * NVIDIA GPU the table has; a row on another unit, or a GPU whose
- * fp32_lanes or cores is NA, has the listed peak (the columns equal
- * compute_ms and roofline_ms).
+ * x sms / cores) for a GEMM-like row (pn_unit_matrix) whose unit peak is
+ * fp32_gflops (pn_unit_peak), half the listed peak on GA10x and Ada, the
+ * listed peak on every other NVIDIA GPU the table has; a vector op, a row
+ * on another unit, or a GPU whose fp32_lanes or cores is NA, has the
+ * listed peak (the columns equal compute_ms and roofline_ms).
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
