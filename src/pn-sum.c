@@ -1152,6 +1152,16 @@ static void device_sources(const pn_network *net, const unsigned char *src,
 			why);
 }
 
+/* Append g's name to the comma list buf (size n) as the count-th GPU met
+ * (the first 8 are named); returns count + 1. */
+static int list_gpu(char *buf, size_t n, int count, const pn_gpu *g)
+{
+	size_t len = strlen(buf);
+	if (count < 8 && len < n)
+		snprintf(buf + len, n - len, "%s%s", len ? ", " : "", g->name);
+	return count + 1;
+}
+
 /* --precision: say once on stderr which GPUs have no unit for the mode's
  * GEMMs faster than fp32 (roofline.h's rules fall back to its fp32
  * peak), such as bf16 on a V100. */
@@ -1160,21 +1170,44 @@ static void warn_units(int mode, const pn_gpu *const *dev, int ndev)
 	pn_prec p = pn_pmode_gemm(mode);
 	char list[400] = "";
 	int n = 0;
-	size_t len = 0;
-	for (int d = 0; d < ndev && p != PN_FP32; d++) {
+	for (int d = 0; d < ndev && p != PN_FP32; d++)
 		if (strcmp(pn_unit_peak(dev[d], PN_DENSE, p).col,
-			   "fp32_gflops") != 0)
-			continue;
-		if (n++ < 8 && len < sizeof list)
-			len += (size_t)snprintf(list + len, sizeof list - len,
-						"%s%s", len ? ", " : "",
-						dev[d]->name);
-	}
+			   "fp32_gflops") == 0)
+			n = list_gpu(list, sizeof list, n, dev[d]);
 	if (n)
 		pn_warn("no %s unit faster than fp32 on %d GPU%s (%s%s): %s "
 			"GEMMs predicted at the fp32 peak there",
 			pn_prec_name(p), n, n == 1 ? "" : "s", list,
 			n > 8 ? ", ..." : "", pn_prec_name(p));
+}
+
+/* Say once on stderr which GPUs a model of ms that reads the lane columns
+ * (featurize.h: its base or a feature lane_*) meets without fp32_lanes,
+ * where FP32 GEMMs run on the FP32 lanes: those columns fall back to the
+ * listed peak there, which the model never saw on an SM that lists more
+ * lanes than a GEMM keeps busy. */
+static void warn_lanes(const pn_modelset *ms, const pn_gpu *const *dev,
+		       int ndev)
+{
+	int uses = 0;
+	for (int i = 0; i < ms->n && !uses; i++) {
+		const pn_model *m = ms->m[i];
+		uses = m->base && strncmp(m->base, "lane_", 5) == 0;
+		for (size_t k = 0; k < m->p && !uses; k++)
+			uses = strncmp(m->feat[k].name, "lane_", 5) == 0;
+	}
+	char list[400] = "";
+	int n = 0;
+	for (int d = 0; d < ndev && uses; d++)
+		if (isnan(dev[d]->fp32_lanes) &&
+		    strcmp(pn_unit_peak(dev[d], PN_DENSE, PN_FP32).col,
+			   "fp32_gflops") == 0)
+			n = list_gpu(list, sizeof list, n, dev[d]);
+	if (n)
+		pn_warn("no fp32_lanes for %d GPU%s (%s%s): FP32 GEMMs "
+			"predicted from the listed FP32 peak there, less "
+			"trustworthy than the intervals say", n,
+			n == 1 ? "" : "s", list, n > 8 ? ", ..." : "");
 }
 
 /* The times of the iteration and the epoch on GPU d: t (and tl, the last
@@ -1535,8 +1568,10 @@ int main(int argc, char **argv)
 	}
 	batches(&o, &net);
 	pn_modelset *ms = o.models ? pn_modelset_load(o.models) : NULL;
-	if (ms)
+	if (ms) {
 		pn_modelset_warn_unranged(ms, o.models);
+		warn_lanes(ms, dev, ndev);
+	}
 	pn_framework *fw = o.framework ? pn_framework_load(o.framework) : NULL;
 	stepper st;
 	step_init(&st, &o, ms, &net, fw);

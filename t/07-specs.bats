@@ -113,11 +113,11 @@ load test_helper
 
 U="$FIX/featurize/units-gpus.tsv"
 
-@test "pn-specs prints the nine per-unit peak columns after source" {
+@test "pn-specs prints the nine per-unit peak columns after source, then fp32_lanes" {
 	run pn-specs --gpuspecs "$U" CDNA
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f22-)" = "$(printf 'made up: a CDNA2 GPU with FP32 matrix cores\t22000\tNA\tNA\t44000\t44000\tNA\tNA\t180000\t1700')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f22-)" = "$(printf 'made up: a CDNA2 GPU with FP32 matrix cores\t22000\tNA\tNA\t44000\t44000\tNA\tNA\t180000\t1700\tNA')" ]
 }
 
 @test "pn-specs round-trips a table with every per-unit peak column" {
@@ -130,7 +130,7 @@ U="$FIX/featurize/units-gpus.tsv"
 	cut -f1-22 "$U" >"$BATS_TEST_TMPDIR/g"
 	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" AMPERE
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-18,23-)" = "$(printf '19000\t150000\t300000\t290000\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-18,23-)" = "$(printf '19000\t150000\t300000\t290000\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
 }
 
 @test "pn-specs rejects a table without a column that is not a per-unit peak" {

@@ -243,7 +243,7 @@ has_cuda_device() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
 	[ "$(printf '%s\n' "${lines[1]}" | cut -f22)" != old ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f23-)" = "$(printf 'NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f23-)" = "$(printf 'NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
 }
 
 @test "pn-sample | pn-time | pn-featurize works for every layer type" {

@@ -360,7 +360,7 @@ static void measure(char *row, size_t n, int threads)
 		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
 		 "GFLOP/s %s; %s in bf16_gflops; triad bandwidth; l2_mb holds "
 		 "the last-level cache; no other per-unit peak measured\tNA\tNA\t"
-		 "NA\tNA\tNA\tNA\tNA\tNA\tNA\n", name, model[0] ? model : "cpu",
+		 "NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\n", name, model[0] ? model : "cpu",
 		 threads, v, isa, threads, cores, clock > 0 ? clock : 1, mem, bw,
 		 isnan(l3) ? 1 : l3, gf, bf, date, threads, threads > 1 ? "s" : "",
 		 lib, bfsrc);

@@ -1,4 +1,5 @@
 #include <math.h>
+#include <string.h>
 
 #include "featurize.h"
 
@@ -8,7 +9,8 @@ const char *const pn_feature_names[PN_F_N] = {
 	"tiles", "waves", "wave_eff", "ridge_ratio", "gpu_sms", "gpu_cores", "gpu_boost_mhz",
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
-	"l2_ratio", "wave_l2_ratio", "lat_ms", "l2_ms",
+	"l2_ratio", "wave_l2_ratio", "lat_ms", "l2_ms", "lane_compute_ms",
+	"lane_roofline_ms",
 };
 
 /* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
@@ -103,6 +105,23 @@ static void l2_features(const pn_layer *l, const pn_work *w, const pn_gpu *g,
 			1e3;
 }
 
+/* The lane columns (featurize.h): a GA10x or Ada SM lists 128 FP32 lanes,
+ * but 64 of them run FP32 or INT32 in a cycle, and a GEMM's address and
+ * load instructions compete for them; only the FP32 lanes with a datapath
+ * of their own count.  A vector op streams at the bandwidth and keeps its
+ * columns.  peak is the row's unit peak. */
+static void lane_features(const pn_layer *l, const pn_work *w,
+			  const pn_gpu *g, pn_peak peak, double *f)
+{
+	double gflops = peak.gflops, memory;
+	if (pn_unit_matrix(l->type) && strcmp(peak.col, "fp32_gflops") == 0 &&
+	    !isnan(g->fp32_lanes) && g->cores > 0)
+		gflops *= fmin(1, g->fp32_lanes * g->sms / g->cores);
+	f[PN_F_LANE_ROOFLINE_MS] = pn_roofline_time_ms(
+		w->flops, w->traffic, gflops, g->mem_bw_gbs,
+		&f[PN_F_LANE_COMPUTE_MS], &memory);
+}
+
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 		    double *f)
 {
@@ -110,7 +129,8 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	pn_layer_work(l, w);
 	if (traffic > 0)
 		w->traffic = traffic;
-	double gflops = pn_unit_peak(g, l->type, l->prec).gflops;
+	pn_peak unit = pn_unit_peak(g, l->type, l->prec);
+	double gflops = unit.gflops;
 	double peak = gflops * 1e9;                          /* FLOP/s */
 	double compute, memory;
 	double roof = pn_roofline_time_ms(w->flops, w->traffic, gflops,
@@ -145,11 +165,10 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	feature_waves(w->tiles, w->traffic, g, f);
 	lat_features(l, w, traffic, g, compute, f);
 	l2_features(l, w, g, compute, f);
+	lane_features(l, w, g, unit, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */
-
-#include <string.h>
 
 static const int f_co[] = {PN_F_CO};
 static const int f_cm[] = {PN_F_CM_WEIGHTS, PN_F_CM_IN, PN_F_CM_OUT,
@@ -160,6 +179,11 @@ static const int f_l2[] = {PN_F_L2_MS};
 static const int f_phys[] = {
 	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_COMPUTE_MS, PN_F_MEMORY_MS,
 	PN_F_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES, PN_F_WAVE_EFF
+};
+static const int f_lane[] = {
+	PN_F_FLOPS, PN_F_TRAFFIC, PN_F_AI, PN_F_LANE_COMPUTE_MS,
+	PN_F_MEMORY_MS, PN_F_LANE_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES,
+	PN_F_WAVE_EFF
 };
 static const int f_nsw[] = {
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
@@ -182,6 +206,9 @@ const pn_feature_set pn_feature_sets[] = {
 	 "unseen GPUs and precisions)"},
 	{"l2", 5, 0, OWN(f_l2), "(meant for --relative=l2_ms, on unseen "
 	 "GPUs and precisions: lat_ms with the L2)"},
+	{"lane", -1, 0, OWN(f_lane), "(rel at the peak of the FP32 lanes "
+	 "that own their datapath, meant for --relative=lane_roofline_ms, "
+	 "on unseen GPUs)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

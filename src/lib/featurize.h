@@ -26,6 +26,14 @@
  * m = b x (h / (SMs x clock x 5120 / 108) + (1 - h) / bandwidth), the L2's
  * bandwidth the A100's 5120 bytes a clock over its 108 SMs, for each SM;
  * l2_ms = max(compute_ms, m) + the floor.  Every other kind: l2_ms = lat_ms.
+ * lane_compute_ms and lane_roofline_ms (feature set lane) are compute_ms and
+ * roofline_ms at the peak of the FP32 lanes per SM that share no datapath
+ * with INT32 (the spec column fp32_lanes): fp32_gflops x min(1, fp32_lanes
+ * x sms / cores) for a GEMM-like row (pn_unit_matrix) whose unit peak is
+ * fp32_gflops (pn_unit_peak), half the listed peak on GA10x and Ada, the
+ * listed peak on every other NVIDIA GPU the table has; a vector op, a row
+ * on another unit, or a GPU whose fp32_lanes or cores is NA, has the
+ * listed peak (the columns equal compute_ms and roofline_ms).
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
@@ -49,10 +57,13 @@ enum {
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO,
 	PN_F_LAT_MS,            /* set lat: a latency-bound kernel's time */
 	PN_F_L2_MS,             /* set l2: lat_ms with the L2 */
+	/* set lane: the roofline at the FP32 lanes that own their datapath */
+	PN_F_LANE_COMPUTE_MS, PN_F_LANE_ROOFLINE_MS,
 	PN_F_N
 };
 
-/* Column names, indexed by PN_F_*: "flops" ... "lat_ms", "l2_ms". */
+/* Column names, indexed by PN_F_*: "flops" ... "lat_ms", "l2_ms",
+ * "lane_compute_ms", "lane_roofline_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -84,7 +95,8 @@ typedef struct {
 	const char *about;      /* for --help: what the set is for, or NULL */
 } pn_feature_set;
 
-/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat l2. */
+/* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat l2
+ * lane. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */

@@ -31,7 +31,7 @@ const pn_gpu_col pn_gpu_cols[] = {
 	N(fp32_tc_gflops, POSITIVE, -1),
 	N(fp16_tc_f16acc_gflops, POSITIVE, -1),
 	N(fp8_tc_gflops, POSITIVE, -1), N(int8_tc_gops, POSITIVE, -1),
-	N(tc_mhz, POSITIVE, -1),
+	N(tc_mhz, POSITIVE, -1), N(fp32_lanes, COUNT, -1),
 #undef T
 #undef N
 	{NULL, 0, 0, 0}

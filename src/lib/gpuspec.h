@@ -2,8 +2,8 @@
  *
  * One row per accelerator; see gpuspecs/README.md for the columns.  Numeric
  * values that the table gives as NA are NAN here.  The nine per-unit peak
- * columns (fp64_gflops ... tc_mhz) are optional: a table without one of
- * them reads as NA in every row (tables written before they existed, such
+ * columns (fp64_gflops ... tc_mhz) and fp32_lanes are optional: a table
+ * without one of them reads as NA in every row (tables written before they existed, such
  * as an old pn-time --cpu-spec row).  Lookup is by canonical
  * name or any alias, ignoring case and every character that is not a letter
  * or digit ("Tesla_T4", "tesla t4" and "T4" name one row).
@@ -23,6 +23,8 @@ typedef struct {
 	double fp64_gflops, fp16_vec_gflops, bf16_vec_gflops, fp64_tc_gflops,
 		fp32_tc_gflops, fp16_tc_f16acc_gflops, fp8_tc_gflops,
 		int8_tc_gops, tc_mhz;
+	/* FP32 lanes per SM that share no datapath with INT32 (count) */
+	double fp32_lanes;
 } pn_gpu;
 
 typedef struct {
@@ -39,10 +41,10 @@ const char *pn_gpus_path(const char *path);
 
 /* The columns of a table, in the order pn-specs(1) and pn-time --cpu-spec
  * write them (name ... source, then the per-unit peaks fp64_gflops ...
- * tc_mhz), a NULL name last: each column's field of pn_gpu (a char * for
- * text, else a double), what a value may be, and whether it is required
- * (1), may be NA (0), or may be NA or absent from the table (-1: the
- * per-unit peaks). */
+ * tc_mhz, then fp32_lanes), a NULL name last: each column's field of pn_gpu
+ * (a char * for text, else a double), what a value may be, and whether it
+ * is required (1), may be NA (0), or may be NA or absent from the table
+ * (-1: the per-unit peaks and fp32_lanes). */
 enum { PN_GPU_TEXT, PN_GPU_COUNT, PN_GPU_POSITIVE, PN_GPU_NONNEG };
 typedef struct {
 	const char *name;
@@ -63,7 +65,7 @@ void pn_gpus_write_row(FILE *f, const pn_gpu *g);
  *   - a missing required value (name, sms, boost_mhz, mem_gb, mem_bw_gbs,
  *     l2_mb, fp32_gflops): "column 'sms': 'T4' needs a value";
  *   - a value that is not a number, or impossible (opt.h's messages): a
- *     count (sms, cores, mem_bus_bits) that is not a whole number of at
+ *     count (sms, cores, mem_bus_bits, fp32_lanes) that is not a whole number of at
  *     least 1; a clock, memory size, bandwidth, L2 size or peak (fp32, and
  *     tf32/fp16/bf16 and every per-unit peak and tc_mhz when given) that is
  *     not above 0; a TDP or price below 0:
