@@ -973,12 +973,11 @@ static void read_body(pn_mreader *r, double bytes, body *b, int i)
 	char *tok[4];
 	const char *bad = NULL;
 	char msg[120];
+	int n = 0;
 	if (!(bytes >= 1 && bytes <= 1e12) || bytes != floor(bytes))
 		bad = "bytes must be a positive integer";
-	int n = bad ? 0 : pn_mread_line(r, tok, 4);
-	if (bad)
-		;
-	else if (n >= 1 && strcmp(tok[0], "b64") == 0)
+	else if ((n = pn_mread_line(r, tok, 4)) >= 1 &&
+		 strcmp(tok[0], "b64") == 0)
 		bad = "no checksum (a model from an older pn): refit it with "
 		      "pn-fit";
 	else if (n != 2 || strcmp(tok[0], "crc32") != 0 ||
@@ -1035,7 +1034,6 @@ static void load_part(pn_mreader *r, xgb *m, body *b, int i)
 		bad = 1;
 	}
 	bst_ulong nf = 0;
-	const char *why = NULL;
 	if (!bad && (XGBoosterCreate(NULL, 0, &m->h[i]) != 0 ||
 		     XGBoosterLoadModelFromBuffer(m->h[i], b[i].buf,
 						  b[i].len) != 0 ||
@@ -1043,13 +1041,11 @@ static void load_part(pn_mreader *r, xgb *m, body *b, int i)
 		snprintf(err, sizeof err, "xgb: XGBoost cannot load the "
 			 "model: %s", xgb_err());
 		bad = 1;
-		why = err;
 	} else if (!bad && nf != m->p) {
 		snprintf(err, sizeof err, "xgb: booster has %llu features, "
 			 "the model lists %zu", (unsigned long long)nf, m->p);
 		bad = 1;
 	}
-	(void)why;
 	free(b[i].buf);
 	b[i].buf = NULL;
 	if (bad) {
