@@ -156,3 +156,40 @@ pn-fit: skipped 1 validation row with status oom (1)" ]
 	[ "$(cat "$T/err")" = "pn-fit: skipped 160 rows with status oom (160)
 pn-fit: runs.tsv: no rows left after skipping 160 failed rows" ]
 }
+
+# big LINE=VALUE...: 12,000 rows of 20 numeric features (240,000 cells,
+# which pn-fit parses in shares on threads of their own where it has more
+# than one CPU), with x1 of each LINE set to VALUE (NA-FROM=N: x1 is NA
+# from line 2 to N).
+big() {
+	awk -v OFS='\t' -v sets="$*" 'BEGIN {
+		n = split(sets, a, " ")
+		for (i = 1; i <= n; i++) {
+			split(a[i], kv, "=")
+			if (kv[1] == "NA-FROM") na = kv[2]; else v[kv[1]] = kv[2]
+		}
+		printf "layer"; for (j = 1; j <= 20; j++) printf "\tx%d", j
+		print "\ttime_ms"
+		for (l = 2; l <= 12001; l++) {
+			printf "dense"
+			for (j = 1; j <= 20; j++)
+				printf "\t%s", j == 1 && l in v ? v[l] :
+				    j == 1 && l <= na ? "NA" : (l * j) % 97 / 8
+			printf "\t%.3f\n", 1 + l % 13
+		}
+	}'
+}
+
+@test "pn-fit names the first line of the other kind in a long table, past the first half of its rows" {
+	big 6002=big 9000=bigger >bad.tsv
+	run_io pn-fit -f lr -F "$(seq -s, -f x%g 20)" --no-by-layer -o m.model bad.tsv
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-fit: bad.tsv:6002: column 'x1': 'big' is not a number, but '0.25' on line 2 is one (a column is either numeric or categorical)" ]
+}
+
+@test "pn-fit takes a column's kind from its first value in a long table whose first half is NA" {
+	big NA-FROM=7999 8000=fast >bad.tsv
+	run_io pn-fit -f lr -F "$(seq -s, -f x%g 20)" --no-by-layer -o m.model bad.tsv
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-fit: bad.tsv:8001: column 'x1': '5.875' is a number, but 'fast' on line 8000 is not (a column is either numeric or categorical)" ]
+}

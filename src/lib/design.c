@@ -1,5 +1,6 @@
 /* design.c - a model's input transform (see design.h). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "design.h"
 #include "err.h"
 #include "layer.h"
+#include "tree.h"
 #include "tsv.h"
 
 static void add_col(pn_design *d, const char *name, int cat, int fixed)
@@ -146,11 +148,11 @@ typedef struct {
 	size_t first, bad;
 } kind_scan;
 
-/* The kinds of the columns ks[0..m) over rows, in one pass row by row
- * (column by column, each cell is a cache miss), their numbers into num
+/* The kinds of the columns ks[0..m) over rows[0..n), in one pass row by
+ * row (column by column, each cell is a cache miss), their numbers into num
  * (n rows of m; NAN: NA or not a number). */
-static void scan_kinds(const pn_table *t, const size_t *rows, size_t n,
-		       kind_scan *ks, int m, double *num)
+static void scan_rows(const pn_table *t, const size_t *rows, size_t n,
+		      kind_scan *ks, int m, double *num)
 {
 	for (int k = 0; k < m; k++) {
 		ks[k].kind = -1;
@@ -179,6 +181,81 @@ static void scan_kinds(const pn_table *t, const size_t *rows, size_t n,
 			}
 		}
 	}
+}
+
+/* A share of scan_kinds' rows, scanned on a thread of its own. */
+typedef struct {
+	const pn_table *t;
+	const size_t *rows;
+	size_t n;
+	kind_scan *ks;
+	int m;
+	double *num;
+	pthread_t th;
+} scan_share;
+
+static void *scan_share_run(void *v)
+{
+	scan_share *s = v;
+	scan_rows(s->t, s->rows, s->n, s->ks, s->m, s->num);
+	return NULL;
+}
+
+/* Cells a thread of scan_kinds gets at least: parsing a number takes
+ * some 20 ns, starting a thread some 50 us. */
+#define SCAN_SHARE_CELLS 100000
+
+/* The kinds of a share's columns b merged into those of the rows before
+ * it, a: the result of one pass over both. */
+static void merge_kinds(kind_scan *a, const kind_scan *b, int m)
+{
+	for (int k = 0; k < m; k++, a++, b++) {
+		if (a->bad != SIZE_MAX || b->kind < 0)
+			continue;
+		if (a->kind < 0)
+			*a = *b;
+		else if (b->kind != a->kind)
+			a->bad = b->first;
+		else
+			a->bad = b->bad;
+	}
+}
+
+/* scan_rows over all n rows, in shares on up to pn_default_threads()
+ * threads for a large table. */
+static void scan_kinds(const pn_table *t, const size_t *rows, size_t n,
+		       kind_scan *ks, int m, double *num)
+{
+	size_t cells = n * (size_t)m;
+	long nt = pn_default_threads();
+	if ((size_t)nt > cells / SCAN_SHARE_CELLS)
+		nt = (long)(cells / SCAN_SHARE_CELLS);
+	if (nt < 2) {
+		scan_rows(t, rows, n, ks, m, num);
+		return;
+	}
+	scan_share *sh = pn_xcalloc((size_t)nt, sizeof *sh);
+	for (long j = 0; j < nt; j++) {
+		size_t lo = n * (size_t)j / (size_t)nt;
+		size_t hi = n * (size_t)(j + 1) / (size_t)nt;
+		kind_scan *own = ks;
+		if (j) {
+			own = pn_xmalloc((size_t)m * sizeof *own);
+			memcpy(own, ks, (size_t)m * sizeof *own);
+		}
+		sh[j] = (scan_share){ t, rows + lo, hi - lo, own, m,
+				      num + lo * (size_t)m, 0 };
+		if (j && pthread_create(&sh[j].th, NULL, scan_share_run,
+					&sh[j]) != 0)
+			pn_die(PN_EXIT_DATA, "cannot start a thread");
+	}
+	scan_rows(t, sh[0].rows, sh[0].n, ks, m, sh[0].num);
+	for (long j = 1; j < nt; j++) {
+		pthread_join(sh[j].th, NULL);
+		merge_kinds(ks, sh[j].ks, m);
+		free(sh[j].ks);
+	}
+	free(sh);
 }
 
 /* Whether the list column of ks is categorical (see scan_kinds); -1 with

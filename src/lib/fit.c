@@ -329,10 +329,15 @@ static void ranges(group *g)
 	for (size_t j = 0; j < p; j++) {
 		g->lo[j] = INFINITY;
 		g->hi[j] = -INFINITY;
-		for (size_t i = 0; i < g->n; i++) {
-			double v = g->x[i * p + j];
-			g->lo[j] = fmin(g->lo[j], v);
-			g->hi[j] = fmax(g->hi[j], v);
+	}
+	/* row by row, as x is stored; the values are finite */
+	for (size_t i = 0; i < g->n; i++) {
+		const double *xr = g->x + i * p;
+		for (size_t j = 0; j < p; j++) {
+			if (xr[j] < g->lo[j])
+				g->lo[j] = xr[j];
+			if (xr[j] > g->hi[j])
+				g->hi[j] = xr[j];
 		}
 	}
 }
