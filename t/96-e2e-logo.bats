@@ -42,6 +42,17 @@ setup() {
 	[ "$(grep -c '^e2e-logo: all: ' "$T/err")" -eq 6 ]
 }
 
+@test "pipelines/e2e-logo writes pn's per-layer rows of every case, fused ones too" {
+	run_io env FIT=P4,T4 OUT=L4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	awk -F'\t' 'NR > 1 { print $1, $2, $3, $4, $5, $6 }' "$T/o/cases.tsv" | sort >"$T/cases"
+	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+		{ print $h["device"], $h["case_model"], $h["case_mode"], $h["case_seq"], $h["case_batch"], $h["case_variant"] }' \
+		"$T/o/per-layer.tsv" | sort -u >"$T/rowed"
+	diff "$T/cases" "$T/rowed"
+	grep -q ' fusion$' "$T/rowed"
+}
+
 @test "pipelines/e2e-logo refuses a ROWS that is not a whole number" {
 	run_io env ROWS=many "$PN_ROOT/pipelines/e2e-logo" "$T/o"
 	[ "$status" -eq 1 ]
