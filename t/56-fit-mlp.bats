@@ -83,12 +83,13 @@ rmse_of() {
 }
 
 # small.tsv has 60 noisy rows: the validation error bottoms out early.
+# With anneal=0 a run of k epochs is the first k epochs of a longer one.
 @test "pn-fit -f mlp with --val keeps the weights of its best validation epoch" {
-	fit es.model -v "$M/val.tsv" -p patience=10 "$M/small.tsv"
+	fit es.model -v "$M/val.tsv" -p patience=10 -p anneal=0 "$M/small.tsv"
 	body es.model >es.body
 	best=
 	for k in $(seq 1 290); do
-		fit k.model -p epochs="$k" "$M/small.tsv"
+		fit k.model -p epochs="$k" -p anneal=0 "$M/small.tsv"
 		rmse[k]=$(rmse_of k.model "$M/val.tsv")
 		if [ -z "$best" ] && cmp -s es.body <(body k.model); then
 			best=$k
@@ -157,6 +158,34 @@ rmse_of() {
 	[ ! -e a.model ]
 	echo "pn-fit: mlp: bad hidden '32--64' (want widths 1-65536 joined by '-', at most 63 layers)" |
 		diff - err
+}
+
+@test "pn-fit -f mlp anneals the step size over the last fifth of its steps by default" {
+	fit a.model -p epochs=20 "$M/smooth.tsv"
+	fit b.model -p epochs=20 -p anneal=0.2 "$M/smooth.tsv"
+	fit c.model -p epochs=20 -p anneal=0 "$M/smooth.tsv"
+	cmp <(body a.model) <(body b.model)
+	! cmp -s <(body a.model) <(body c.model)
+}
+
+# constant-lr Adam ends wherever its last steps threw it; annealing settles
+@test "pn-fit -f mlp with anneal ends nearer the function than with a constant step size" {
+	for s in 1 2 3 4 5; do
+		for a in 0 0.2; do
+			fit "$s-$a.model" -s "$s" -p epochs=100 -p anneal="$a" "$M/smooth.tsv"
+			rmse_of "$s-$a.model" "$M/test.tsv" >>"rmse-$a"
+		done
+	done
+	const=$(awk '{ s += $1 } END { print s / NR }' rmse-0)
+	cool=$(awk '{ s += $1 } END { print s / NR }' rmse-0.2)
+	awk -v a="$cool" -v b="$const" 'BEGIN { exit !(a < 0.9 * b) }'
+}
+
+@test "pn-fit -f mlp rejects an anneal above 1" {
+	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p anneal=1.5 "$M/smooth.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -e a.model ]
+	echo "pn-fit: mlp: anneal must be 0 to 1" | diff - err
 }
 
 @test "pn-fit -f mlp rejects a dropout of 1" {
