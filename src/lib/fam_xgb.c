@@ -183,7 +183,8 @@ fail:
 /* One batch, the whole of d, for XGBoost's data iterator. */
 typedef struct {
 	DMatrixHandle proxy;
-	const float *x, *y;
+	const double *x;
+	const float *y;
 	size_t n, p;
 	int done;
 } batch;
@@ -200,7 +201,7 @@ static int batch_next(DataIterHandle h)
 		return 0;
 	char iface[256];
 	snprintf(iface, sizeof iface, "{\"data\": [%llu, true], \"shape\": "
-		 "[%zu, %zu], \"typestr\": \"<f4\", \"version\": 3}",
+		 "[%zu, %zu], \"typestr\": \"<f8\", \"version\": 3}",
 		 (unsigned long long)(uintptr_t)b->x, b->n, b->p);
 	if (XGProxyDMatrixSetDataDense(b->proxy, iface) != 0 ||
 	    XGDMatrixSetFloatInfo(b->proxy, "label", b->y, b->n) != 0)
@@ -216,8 +217,7 @@ static int batch_next(DataIterHandle h)
 static int make_qdmatrix(const pn_data *d, long threads, long bins,
 			 DMatrixHandle ref, DMatrixHandle *out, char *err)
 {
-	batch b = {NULL, to_float(d->x, d->n * d->p), to_float(d->y, d->n),
-		   d->n, d->p, 0};
+	batch b = {NULL, d->x, to_float(d->y, d->n), d->n, d->p, 0};
 	int rc = -1;
 	char config[128];
 	*out = NULL;
@@ -230,7 +230,6 @@ static int make_qdmatrix(const pn_data *d, long threads, long bins,
 fail:
 	if (b.proxy)
 		XGDMatrixFree(b.proxy);
-	free((void *)b.x);
 	free((void *)b.y);
 	return rc;
 }
