@@ -13,17 +13,24 @@ L="$FIX/featurize/cpu-rows.tsv"
 
 setup() {
 	O=$BATS_TEST_TMPDIR/o
+	pn-featurize $CG "$L" >"$O"
+}
+
+# want_cpu_ms B CALLS EXTRA: cpu_ms of a row of B bytes whose memory time
+# binds, CALLS calls and EXTRA s more: the share h = 1 / (1 + r^2) of B,
+# r = B / 1e6, at 16 bytes a cycle, the rest at 10 GB/s
+want_cpu_ms() {
+	awk -v b="$1" -v c="$2" -v x="$3" 'BEGIN { r = b / 1e6; h = 1 / (1 + r * r)
+		printf "%.17g", (c * 2e-6 + b * (h / 16e9 + (1 - h) / 10e9) + x) * 1e3 }'
 }
 
 @test "pn-featurize pad_co pads a dense layer's out_features to 16 fp32 elements, a 64-byte vector" {
-	pn-featurize $CG "$L" >"$O"
 	# co 2 x 4 x 64 x 17 = 8704, out_features 17 padded to 32
 	[ "$(col "$O" co 1)" = 8704 ]
 	[ "$(col "$O" pad_co 1)" = 16384 ]
 }
 
 @test "pn-featurize pad_co pads a bf16 dense layer's out_features to 32 elements" {
-	pn-featurize $CG "$L" >"$O"
 	[ "$(col "$O" pad_co 2)" = 16384 ]
 	# 32 is a whole vector of bf16: no padding
 	[ "$(col "$O" co 3)" = 16384 ]
@@ -31,48 +38,37 @@ setup() {
 }
 
 @test "pn-featurize pad_co pads both channel counts of a conv2d to 16-channel blocks" {
-	pn-featurize $CG "$L" >"$O"
 	# co 3840 x 16 / 3 x 32 / 20
 	[ "$(col "$O" co 4)" = 3840 ]
 	[ "$(col "$O" pad_co 4)" = 32768 ]
 }
 
 @test "pn-featurize pad_co pads an elementwise op's dim to the vector width of its precision" {
-	pn-featurize $CG "$L" >"$O"
 	[ "$(col "$O" pad_co 5)" = 1008 ]
 	[ "$(col "$O" pad_co 6)" = 1024 ]
 }
 
 @test "pn-featurize cpu_ms of a small fwd layer is one call plus its bytes from the last-level cache" {
-	pn-featurize $CG "$L" >"$O"
-	# 5648 bytes, r = 0.005648, h = 1 / (1 + r^2): 2e-6 s + 5648 x (h /
-	# 16e9 + (1 - h) / 10e9) s, above the padded 16384 FLOPs at 100 GFLOP/s
+	# above the padded 16384 FLOPs at 100 GFLOP/s
 	[ "$(col "$O" traffic 1)" = 5648 ]
-	near "$(col "$O" cpu_ms 1)" "$(awk 'BEGIN { r = 0.005648; h = 1 / (1 + r * r)
-		printf "%.17g", (2e-6 + 5648 * (h / 16e9 + (1 - h) / 10e9)) * 1e3 }')"
+	near "$(col "$O" cpu_ms 1)" "$(want_cpu_ms 5648 1 0)"
 }
 
 @test "pn-featurize cpu_ms counts three calls for a train row" {
-	pn-featurize $CG "$L" >"$O"
 	[ "$(col "$O" pass 7)" = train ]
 	[ "$(col "$O" traffic 7)" = 36000 ]
-	near "$(col "$O" cpu_ms 7)" "$(awk 'BEGIN { r = 0.036; h = 1 / (1 + r * r)
-		printf "%.17g", (6e-6 + 36000 * (h / 16e9 + (1 - h) / 10e9)) * 1e3 }')"
+	near "$(col "$O" cpu_ms 7)" "$(want_cpu_ms 36000 3 0)"
 }
 
 @test "pn-featurize cpu_ms adds the conversion to fp32 and back of a bf16 vector op's elements" {
-	pn-featurize $CG "$L" >"$O"
 	# 6000 bytes: 3000 elements, 2 lane ops each at 50 G a second
-	near "$(col "$O" cpu_ms 6)" "$(awk 'BEGIN { r = 0.006; h = 1 / (1 + r * r)
-		printf "%.17g", (2e-6 + 6000 * (h / 16e9 + (1 - h) / 10e9) + 1.2e-7) * 1e3 }')"
+	near "$(col "$O" cpu_ms 6)" "$(want_cpu_ms 6000 1 1.2e-7)"
 }
 
 @test "pn-featurize cpu_ms of a bf16 GEMM has no conversion term and the bf16 peak" {
-	pn-featurize $CG "$L" >"$O"
 	# 4864 bytes; 16384 FLOPs at 200 GFLOP/s are below the memory time
 	[ "$(col "$O" traffic 3)" = 4864 ]
-	near "$(col "$O" cpu_ms 3)" "$(awk 'BEGIN { r = 0.004864; h = 1 / (1 + r * r)
-		printf "%.17g", (2e-6 + 4864 * (h / 16e9 + (1 - h) / 10e9)) * 1e3 }')"
+	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
 }
 
 @test "pn-fit --help lists the feature set cpu as rel plus pad_co and cpu_ms" {
@@ -82,7 +78,6 @@ setup() {
 }
 
 @test "pn-fit -F cpu fits the rel columns, pad_co and cpu_ms, relative to cpu_ms" {
-	pn-featurize $CG "$L" >"$O"
 	# the add rows four times (a fit needs 10), a time of 3 x cpu_ms
 	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cpu_ms") k = i
 		print $0, "time_ms"; next } { print $0, 3 * $k }' "$O" >"$O.t"
