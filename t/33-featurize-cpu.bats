@@ -24,17 +24,11 @@ want_cpu_ms() {
 		printf "%.17g", (c * 2e-6 + b * (h / 16e9 + (1 - h) / 10e9) + x) * 1e3 }'
 }
 
-@test "pn-featurize pad_co pads a dense layer's out_features to 16 fp32 elements, a 64-byte vector" {
-	# co 2 x 4 x 64 x 17 = 8704, out_features 17 padded to 32
+@test "pn-featurize pad_co of a dense layer is co: only a conv2d's channels are padded" {
+	# co 2 x 4 x 64 x 17 = 8704, out_features 17 not padded to a vector
 	[ "$(col "$O" co 1)" = 8704 ]
-	[ "$(col "$O" pad_co 1)" = 16384 ]
-}
-
-@test "pn-featurize pad_co pads a bf16 dense layer's out_features to 32 elements" {
-	[ "$(col "$O" pad_co 2)" = 16384 ]
-	# 32 is a whole vector of bf16: no padding
-	[ "$(col "$O" co 3)" = 16384 ]
-	[ "$(col "$O" pad_co 3)" = 16384 ]
+	[ "$(col "$O" pad_co 1)" = 8704 ]
+	[ "$(col "$O" pad_co 2)" = 8704 ]
 }
 
 @test "pn-featurize pad_co pads both channel counts of a conv2d to 16-channel blocks" {
@@ -43,13 +37,14 @@ want_cpu_ms() {
 	[ "$(col "$O" pad_co 4)" = 32768 ]
 }
 
-@test "pn-featurize pad_co pads an elementwise op's dim to the vector width of its precision" {
-	[ "$(col "$O" pad_co 5)" = 1008 ]
-	[ "$(col "$O" pad_co 6)" = 1024 ]
+@test "pn-featurize cpu_ms of a conv2d computes its padded channels" {
+	# 7680 FLOPs x 16 / 3 x 32 / 20 at 100 GFLOP/s, above the memory time
+	[ "$(col "$O" flops 4)" = 7680 ]
+	near "$(col "$O" cpu_ms 4)" "$(awk 'BEGIN { printf "%.17g", (2e-6 + 7680 * 16 / 3 * 32 / 20 / 1e11) * 1e3 }')"
 }
 
 @test "pn-featurize cpu_ms of a small fwd layer is one call plus its bytes from the last-level cache" {
-	# above the padded 16384 FLOPs at 100 GFLOP/s
+	# above the 8704 FLOPs at 100 GFLOP/s
 	[ "$(col "$O" traffic 1)" = 5648 ]
 	near "$(col "$O" cpu_ms 1)" "$(want_cpu_ms 5648 1 0)"
 }

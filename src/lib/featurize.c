@@ -122,16 +122,17 @@ static void lane_features(const pn_layer *l, const pn_work *w,
 		&f[PN_F_LANE_COMPUTE_MS], &memory);
 }
 
-/* The CPU columns (featurize.h, set cpu).  A oneDNN kernel on AVX-512
- * works in 64-byte vectors and rounds a blocked dimension up to them; it
- * costs a fixed time a call, about 2000 cycles (the fastest fp32 fwd rows
- * of samples/cpu-bf16 take 0.6-1.3 us at 2.6 GHz); a working set that fits
+/* The CPU columns (featurize.h, set cpu).  oneDNN blocks a convolution's
+ * channels by 16 (nChw16c) and computes the padded lanes; a call costs a
+ * fixed time, about 2000 cycles (the fastest fp32 fwd rows of
+ * samples/cpu-bf16 take 0.6-1.3 us at 2.6 GHz); a working set that fits
  * the last-level cache streams from it at 16 bytes a cycle (AMD Zen 4's L3
- * gives a core 32 bytes a cycle; half of it fitted the fp32 rows of
- * samples/cpu-bf16 better, see bench/bf16-transfer); and a vector op on
- * bf16 or fp16 converts each element to fp32 and back, one vector lane op
- * each, at half the FMA peak. */
-#define CPU_VEC_BYTES 64.0
+ * gives a core 32 bytes a cycle; 16 fitted the fp32 rows of
+ * samples/cpu-bf16 better); and a vector op on bf16 or fp16 converts each
+ * element to fp32 and back, one vector lane op each, at half the FMA
+ * peak.  Padding the innermost dimension of the other types to a 64-byte
+ * vector made bench/bf16-transfer worse on its dev split (SEED=2), as did
+ * L1d and L2 levels beside the last-level cache. */
 #define CPU_CHAN_BLOCK 16.0
 #define CPU_CALL_CYCLES 2000.0
 #define CPU_LLC_BPC 16.0
@@ -142,30 +143,15 @@ static double pad_ratio(double d, double b)
 	return d >= 1 ? ceil(d / b) * b / d : 1;
 }
 
-/* The padding of l's vectorized dimensions (featurize.h, pad_co): the
- * innermost dimension of the output to the vector width of the row's
- * precision, a convolution's channels to oneDNN's 16-channel blocks
- * (nChw16c), both. */
+/* The padding of l's blocked dimensions (featurize.h, pad_co): a
+ * convolution's channels to oneDNN's 16-channel blocks; 1 for the other
+ * types. */
 static double cpu_padding(const pn_layer *l)
 {
-	double v = CPU_VEC_BYTES / (l->bytes > 0 ? l->bytes : 4);
-	switch (l->type) {
-	case PN_DENSE:
-		return pad_ratio(l->out_features, v);
-	case PN_BMM:
-		return pad_ratio(l->k, v);
-	case PN_CONV2D:
-		return pad_ratio(l->in_channels, CPU_CHAN_BLOCK) *
-		       pad_ratio(l->out_channels, CPU_CHAN_BLOCK);
-	case PN_ATTENTION:
-		return l->heads >= 1 ? pad_ratio(l->embed_dim / l->heads, v) : 1;
-	case PN_LAYERNORM: case PN_SOFTMAX: case PN_ELEMENTWISE:
-		return pad_ratio(l->dim, v);
-	case PN_POSENC: case PN_EMBEDDING:
-		return pad_ratio(l->embed_dim, v);
-	default:
+	if (l->type != PN_CONV2D)
 		return 1;
-	}
+	return pad_ratio(l->in_channels, CPU_CHAN_BLOCK) *
+	       pad_ratio(l->out_channels, CPU_CHAN_BLOCK);
 }
 
 /* pad_co and cpu_ms (featurize.h); peak is the row's unit peak, GFLOP/s. */
@@ -276,7 +262,7 @@ const pn_feature_set pn_feature_sets[] = {
 	 "that own their datapath, meant for --relative=lane_roofline_ms, "
 	 "on unseen GPUs)"},
 	{"cpu", 5, 0, OWN(f_cpu), "(a oneDNN kernel on one CPU core: "
-	 "vectors, blocks, a cost a call, the last-level cache, meant for "
+	 "channel blocks, a cost a call, the last-level cache, meant for "
 	 "--relative=cpu_ms)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };

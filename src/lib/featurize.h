@@ -37,12 +37,9 @@
  *
  * pad_co and cpu_ms (feature set cpu) describe a oneDNN kernel on one
  * AVX-512 CPU core (a device row of pn-time --cpu-spec; on a GPU's row
- * they are computed by the same formulas and mean nothing).  v = 64 bytes
- * / the precision's bytes a element (16 fp32, 32 bf16 and fp16); the
- * padding p is d' / d for a dimension d rounded up to d' a multiple of v:
- * dense out_features, bmm k, attention the head's embed_dim / heads,
- * layernorm softmax elementwise dim, posenc embedding embed_dim; a conv2d
- * both channel counts to oneDNN's 16-channel blocks (nChw16c); 1 for the
+ * they are computed by the same formulas and mean nothing).  The padding
+ * p of a conv2d is c' / c for each channel count c (in and out) rounded
+ * up to c', a multiple of oneDNN's 16-channel blocks (nChw16c); 1 for the
  * other types.  pad_co = co x p.  cpu_ms = calls x 2000 cycles at the
  * boost clock (calls: 1 fwd, 3 train) + max(flops x p / peak, m) + c:
  * peak the unit peak (pn_unit_peak), m the memory time of the traffic b
