@@ -10,7 +10,7 @@ const char *const pn_feature_names[PN_F_N] = {
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
 	"l2_ratio", "wave_l2_ratio", "lat_ms", "l2_ms", "lane_compute_ms",
-	"lane_roofline_ms",
+	"lane_roofline_ms", "pad_co", "cpu_ms",
 };
 
 /* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
@@ -122,6 +122,56 @@ static void lane_features(const pn_layer *l, const pn_work *w,
 		&f[PN_F_LANE_COMPUTE_MS], &memory);
 }
 
+/* The CPU columns (featurize.h, set cpu).  oneDNN blocks a convolution's
+ * channels by 16 (nChw16c) and computes the padded lanes; a call costs a
+ * fixed time, about 2000 cycles (the fastest fp32 fwd rows of
+ * samples/cpu-bf16 take 0.6-1.3 us at 2.6 GHz); a working set that fits
+ * the last-level cache streams from it at 16 bytes a cycle (AMD Zen 4's L3
+ * gives a core 32 bytes a cycle; 16 fitted the fp32 rows of
+ * samples/cpu-bf16 better); and a vector op on bf16 or fp16 converts each
+ * element to fp32 and back, one vector lane op each, at half the FMA
+ * peak.  Padding the innermost dimension of the other types to a 64-byte
+ * vector made bench/bf16-transfer worse on its dev split (SEED=2), as did
+ * L1d and L2 levels beside the last-level cache. */
+#define CPU_CHAN_BLOCK 16.0
+#define CPU_CALL_CYCLES 2000.0
+#define CPU_LLC_BPC 16.0
+
+/* d rounded up to a whole number of blocks of b, over d. */
+static double pad_ratio(double d, double b)
+{
+	return d >= 1 ? ceil(d / b) * b / d : 1;
+}
+
+/* The padding of l's blocked dimensions (featurize.h, pad_co): a
+ * convolution's channels to oneDNN's 16-channel blocks; 1 for the other
+ * types. */
+static double cpu_padding(const pn_layer *l)
+{
+	if (l->type != PN_CONV2D)
+		return 1;
+	return pad_ratio(l->in_channels, CPU_CHAN_BLOCK) *
+	       pad_ratio(l->out_channels, CPU_CHAN_BLOCK);
+}
+
+/* pad_co and cpu_ms (featurize.h); peak is the row's unit peak, GFLOP/s. */
+static void cpu_features(const pn_layer *l, const pn_work *w,
+			 const pn_gpu *g, double peak, double *f)
+{
+	double pad = cpu_padding(l), hz = g->boost_mhz * 1e6, b = w->traffic;
+	double r = b / (g->l2_mb * 1e6), hit = 1 / (1 + r * r);
+	double mem = b * (hit / (CPU_LLC_BPC * hz) +
+			  (1 - hit) / (g->mem_bw_gbs * 1e9));
+	double compute = w->flops * pad / (peak * 1e9);
+	double cvt = 0;
+	if (!pn_unit_matrix(l->type) && l->bytes == 2)
+		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);
+	double calls = l->train ? 3 : 1;
+	f[PN_F_PAD_CO] = w->co * pad;
+	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + fmax(compute, mem) +
+			  cvt) * 1e3;
+}
+
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 		    double *f)
 {
@@ -166,6 +216,7 @@ void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
 	lat_features(l, w, traffic, g, compute, f);
 	l2_features(l, w, g, compute, f);
 	lane_features(l, w, g, unit, f);
+	cpu_features(l, w, g, gflops, f);
 }
 
 /* ---- feature sets ------------------------------------------------------- */
@@ -185,6 +236,7 @@ static const int f_lane[] = {
 	PN_F_MEMORY_MS, PN_F_LANE_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES,
 	PN_F_WAVE_EFF
 };
+static const int f_cpu[] = {PN_F_PAD_CO, PN_F_CPU_MS};
 static const int f_nsw[] = {
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO
@@ -209,6 +261,9 @@ const pn_feature_set pn_feature_sets[] = {
 	{"lane", -1, 0, OWN(f_lane), "(rel at the peak of the FP32 lanes "
 	 "that own their datapath, meant for --relative=lane_roofline_ms, "
 	 "on unseen GPUs)"},
+	{"cpu", 5, 0, OWN(f_cpu), "(a oneDNN kernel on one CPU core: "
+	 "channel blocks, a cost a call, the last-level cache, meant for "
+	 "--relative=cpu_ms)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

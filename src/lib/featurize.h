@@ -34,6 +34,20 @@
  * listed peak on every other NVIDIA GPU the table has; a vector op, a row
  * on another unit, or a GPU whose fp32_lanes or cores is NA, has the
  * listed peak (the columns equal compute_ms and roofline_ms).
+ *
+ * pad_co and cpu_ms (feature set cpu) describe a oneDNN kernel on one
+ * AVX-512 CPU core (a device row of pn-time --cpu-spec; on a GPU's row
+ * they are computed by the same formulas and mean nothing).  The padding
+ * p of a conv2d is c' / c for each channel count c (in and out) rounded
+ * up to c', a multiple of oneDNN's 16-channel blocks (nChw16c); 1 for the
+ * other types.  pad_co = co x p.  cpu_ms = calls x 2000 cycles at the
+ * boost clock (calls: 1 fwd, 3 train) + max(flops x p / peak, m) + c:
+ * peak the unit peak (pn_unit_peak), m the memory time of the traffic b
+ * with the share h = 1 / (1 + r^2) of it, r = b / (gpu_l2_mb x 10^6) (the
+ * last-level cache on a CPU), from that cache at 16 bytes a cycle and the
+ * rest at mem_bw_gbs; c, for a vector type (not pn_unit_matrix) at 2
+ * bytes a element, the conversion of its b / 2 elements to fp32 and back,
+ * 2 lane ops each at fp32_gflops / 2, else 0.
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
@@ -59,11 +73,13 @@ enum {
 	PN_F_L2_MS,             /* set l2: lat_ms with the L2 */
 	/* set lane: the roofline at the FP32 lanes that own their datapath */
 	PN_F_LANE_COMPUTE_MS, PN_F_LANE_ROOFLINE_MS,
+	/* set cpu: a oneDNN kernel on a CPU core */
+	PN_F_PAD_CO, PN_F_CPU_MS,
 	PN_F_N
 };
 
 /* Column names, indexed by PN_F_*: "flops" ... "lat_ms", "l2_ms",
- * "lane_compute_ms", "lane_roofline_ms". */
+ * "lane_compute_ms", "lane_roofline_ms", "pad_co", "cpu_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
@@ -96,7 +112,7 @@ typedef struct {
 } pn_feature_set;
 
 /* The sets, a NULL name last: baseline co cocm cocmct phys rel nsw lat l2
- * lane. */
+ * lane cpu. */
 extern const pn_feature_set pn_feature_sets[];
 /* The configuration columns that are always categorical, NULL last: op
  * optimizer activation precision pass. */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# pn-featurize's CPU columns pad_co and cpu_ms and pn-fit's feature set cpu
+# (a oneDNN kernel on one AVX-512 core).  TESTCPU (cpu-gpus.tsv): 1000 MHz,
+# 10 GB/s, a 1 MB last-level cache (l2_mb), 100 GFLOP/s fp32, 200 bf16 on
+# the matrix unit; a call costs 2000 cycles, 0.002 ms.  cpu-rows.tsv: a
+# 4 x 64 x 17 dense layer without bias (fp32, bf16), a 4 x 64 x 32 one
+# (bf16), a 1x1 conv2d of 3 to 20 channels on 8 x 8, an add of 1000
+# elements (fp32 fwd, bf16 fwd, fp32 train).
+load test_helper
+
+CG="--gpuspecs $FIX/featurize/cpu-gpus.tsv"
+L="$FIX/featurize/cpu-rows.tsv"
+
+setup() {
+	O=$BATS_TEST_TMPDIR/o
+	pn-featurize $CG "$L" >"$O"
+}
+
+# want_cpu_ms B CALLS EXTRA: cpu_ms of a row of B bytes whose memory time
+# binds, CALLS calls and EXTRA s more: the share h = 1 / (1 + r^2) of B,
+# r = B / 1e6, at 16 bytes a cycle, the rest at 10 GB/s
+want_cpu_ms() {
+	awk -v b="$1" -v c="$2" -v x="$3" 'BEGIN { r = b / 1e6; h = 1 / (1 + r * r)
+		printf "%.17g", (c * 2e-6 + b * (h / 16e9 + (1 - h) / 10e9) + x) * 1e3 }'
+}
+
+@test "pn-featurize pad_co of a dense layer is co: only a conv2d's channels are padded" {
+	# co 2 x 4 x 64 x 17 = 8704, out_features 17 not padded to a vector
+	[ "$(col "$O" co 1)" = 8704 ]
+	[ "$(col "$O" pad_co 1)" = 8704 ]
+	[ "$(col "$O" pad_co 2)" = 8704 ]
+}
+
+@test "pn-featurize pad_co pads both channel counts of a conv2d to 16-channel blocks" {
+	# co 3840 x 16 / 3 x 32 / 20
+	[ "$(col "$O" co 4)" = 3840 ]
+	[ "$(col "$O" pad_co 4)" = 32768 ]
+}
+
+@test "pn-featurize cpu_ms of a conv2d computes its padded channels" {
+	# 7680 FLOPs x 16 / 3 x 32 / 20 at 100 GFLOP/s, above the memory time
+	[ "$(col "$O" flops 4)" = 7680 ]
+	near "$(col "$O" cpu_ms 4)" "$(awk 'BEGIN { printf "%.17g", (2e-6 + 7680 * 16 / 3 * 32 / 20 / 1e11) * 1e3 }')"
+}
+
+@test "pn-featurize cpu_ms of a small fwd layer is one call plus its bytes from the last-level cache" {
+	# above the 8704 FLOPs at 100 GFLOP/s
+	[ "$(col "$O" traffic 1)" = 5648 ]
+	near "$(col "$O" cpu_ms 1)" "$(want_cpu_ms 5648 1 0)"
+}
+
+@test "pn-featurize cpu_ms counts three calls for a train row" {
+	[ "$(col "$O" pass 7)" = train ]
+	[ "$(col "$O" traffic 7)" = 36000 ]
+	near "$(col "$O" cpu_ms 7)" "$(want_cpu_ms 36000 3 0)"
+}
+
+@test "pn-featurize cpu_ms adds the conversion to fp32 and back of a bf16 vector op's elements" {
+	# 6000 bytes: 3000 elements, 2 lane ops each at 50 G a second
+	near "$(col "$O" cpu_ms 6)" "$(want_cpu_ms 6000 1 1.2e-7)"
+}
+
+@test "pn-featurize cpu_ms of a bf16 GEMM has no conversion term and the bf16 peak" {
+	# 4864 bytes; 16384 FLOPs at 200 GFLOP/s are below the memory time
+	[ "$(col "$O" traffic 3)" = 4864 ]
+	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
+}
+
+@test "pn-fit --help lists the feature set cpu as rel plus pad_co and cpu_ms" {
+	run pn-fit --help
+	[ "$status" -eq 0 ]
+	[[ "$(printf '%s ' "${lines[@]}")" == *"cpu = rel + pad_co cpu_ms (a oneDNN kernel"* ]]
+}
+
+@test "pn-fit -F cpu fits the rel columns, pad_co and cpu_ms, relative to cpu_ms" {
+	# the add rows four times (a fit needs 10), a time of 3 x cpu_ms
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cpu_ms") k = i
+		print $0, "time_ms"; next } { print $0, 3 * $k }' "$O" >"$O.t"
+	{ head -1 "$O.t"; for i in 1 2 3 4; do grep '^elementwise' "$O.t"; done; } >"$O.4"
+	run pn-fit -f lr -F cpu --relative=cpu_ms -o "$BATS_TEST_TMPDIR/m" "$O.4"
+	[ "$status" -eq 0 ]
+	run grep -c -e '^transform logratio cpu_ms$' -e '^feature pad_co ' -e '^feature cpu_ms ' -e '^feature roofline_ms ' "$BATS_TEST_TMPDIR/m"
+	[ "$output" = 4 ]
+}
