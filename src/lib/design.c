@@ -192,6 +192,7 @@ typedef struct {
 	int m;
 	double *num;
 	pthread_t th;
+	int started;
 } scan_share;
 
 static void *scan_share_run(void *v)
@@ -244,14 +245,18 @@ static void scan_kinds(const pn_table *t, const size_t *rows, size_t n,
 			memcpy(own, ks, (size_t)m * sizeof *own);
 		}
 		sh[j] = (scan_share){ t, rows + lo, hi - lo, own, m,
-				      num + lo * (size_t)m, 0 };
-		if (j && pthread_create(&sh[j].th, NULL, scan_share_run,
-					&sh[j]) != 0)
-			pn_die(PN_EXIT_DATA, "cannot start a thread");
+				      num + lo * (size_t)m, 0, 0 };
+		/* a share whose thread cannot start is scanned here below */
+		sh[j].started = j && pthread_create(&sh[j].th, NULL,
+						    scan_share_run,
+						    &sh[j]) == 0;
 	}
 	scan_rows(t, sh[0].rows, sh[0].n, ks, m, sh[0].num);
 	for (long j = 1; j < nt; j++) {
-		pthread_join(sh[j].th, NULL);
+		if (sh[j].started)
+			pthread_join(sh[j].th, NULL);
+		else
+			scan_share_run(&sh[j]);
 		merge_kinds(ks, sh[j].ks, m);
 		free(sh[j].ks);
 	}
