@@ -25,7 +25,9 @@ static const char usage[] =
 "Appended columns: flops co cm_weights cm_in cm_out cm_total traffic ct_ms\n"
 "ai compute_ms memory_ms roofline_ms tiles waves wave_eff ridge_ratio gpu_sms\n"
 "gpu_cores gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb gpu_fp32_gflops\n"
-"gpu_peak_gflops.  A column that already exists is replaced in place.\n"
+"gpu_peak_gflops wave_roofline_ms sm_compute_ms sm_memory_ms l2_ratio\n"
+"wave_l2_ratio lat_ms l2_ms lane_compute_ms lane_roofline_ms pad_co cpu_ms\n"
+"mask_p vec_tail.  A column that already exists is replaced in place.\n"
 "Formulas: see pn-featurize(1).\n";
 
 /* Output column k: 0 is the device, 1 + PN_F_* the features. */

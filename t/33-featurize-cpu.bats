@@ -1,11 +1,14 @@
 #!/usr/bin/env bats
-# pn-featurize's CPU columns pad_co and cpu_ms and pn-fit's feature set cpu
+# pn-featurize's CPU columns pad_co, cpu_ms, mask_p and vec_tail and pn-fit's feature set cpu
 # (a oneDNN kernel on one AVX-512 core).  TESTCPU (cpu-gpus.tsv): 1000 MHz,
 # 10 GB/s, a 1 MB last-level cache (l2_mb), 100 GFLOP/s fp32, 200 bf16 on
 # the matrix unit; a call costs 2000 cycles, 0.002 ms.  cpu-rows.tsv: a
 # 4 x 64 x 17 dense layer without bias (fp32, bf16), a 4 x 64 x 32 one
 # (bf16), a 1x1 conv2d of 3 to 20 channels on 8 x 8, an add of 1000
-# elements (fp32 fwd, bf16 fwd, fp32 train).
+# elements (fp32 fwd, bf16 fwd, fp32 train), an attention with dropout
+# 0.3, an elementwise dropout without a rate and one of rate 0.2, an lstm
+# of 2 and one of 1 layers with dropout 0.3, layernorms of dim 110 and 128.
+# TESTAVX2 and TESTSSE are TESTCPU with arch CPU-AVX2 and CPU.
 load test_helper
 
 CG="--gpuspecs $FIX/featurize/cpu-gpus.tsv"
@@ -66,19 +69,64 @@ want_cpu_ms() {
 	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
 }
 
-@test "pn-fit --help lists the feature set cpu as rel plus pad_co and cpu_ms" {
-	run pn-fit --help
-	[ "$status" -eq 0 ]
-	[[ "$(printf '%s ' "${lines[@]}")" == *"cpu = rel + pad_co cpu_ms (a oneDNN kernel"* ]]
+@test "pn-featurize mask_p of an attention is its dropout rate" {
+	[ "$(col "$O" mask_p 8)" = 0.3 ]
 }
 
-@test "pn-fit -F cpu fits the rel columns, pad_co and cpu_ms, relative to cpu_ms" {
+@test "pn-featurize mask_p of an elementwise dropout is its rate, 0.5 without one" {
+	[ "$(col "$O" mask_p 9)" = 0.5 ]
+	[ "$(col "$O" mask_p 10)" = 0.2 ]
+}
+
+@test "pn-featurize mask_p of an lstm counts its dropout between stacked layers only" {
+	[ "$(col "$O" mask_p 11)" = 0.3 ]
+	[ "$(col "$O" mask_p 12)" = 0 ]
+}
+
+@test "pn-featurize mask_p is 0 on an op that draws no mask" {
+	[ "$(col "$O" mask_p 5)" = 0 ]
+	[ "$(col "$O" mask_p 1)" = 0 ]
+}
+
+@test "pn-featurize refuses a dropout rate outside [0, 1)" {
+	awk -F'\t' -v OFS='\t' 'NR == 9 { for (i = 1; i <= NF; i++) if ($i == "0.3") $i = "1.5" } { print }' "$L" >"$BATS_TEST_TMPDIR/bad.tsv"
+	T=$BATS_TEST_TMPDIR run_io pn-featurize $CG "$BATS_TEST_TMPDIR/bad.tsv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/err")" = "pn-featurize: $BATS_TEST_TMPDIR/bad.tsv:9: column 'dropout': 1.5 is not in [0, 1)" ]
+}
+
+@test "pn-featurize vec_tail of a vector op on an AVX-512 CPU is dim modulo 16" {
+	[ "$(col "$O" vec_tail 13)" = 14 ]
+	[ "$(col "$O" vec_tail 14)" = 0 ]
+	[ "$(col "$O" vec_tail 5)" = 8 ]
+}
+
+@test "pn-featurize vec_tail takes 8 lanes on an AVX2 CPU and 4 on another" {
+	pn-featurize $CG -d TESTAVX2 "$L" >"$O.2"
+	pn-featurize $CG -d TESTSSE "$L" >"$O.s"
+	[ "$(col "$O.2" vec_tail 13)" = 6 ]
+	[ "$(col "$O.s" vec_tail 13)" = 2 ]
+}
+
+@test "pn-featurize vec_tail is 0 on a GEMM and on a GPU" {
+	[ "$(col "$O" vec_tail 1)" = 0 ]
+	pn-featurize --gpuspecs "$FIX/featurize/gpus.tsv" -d TESTGPU "$L" >"$O.g"
+	[ "$(col "$O.g" vec_tail 13)" = 0 ]
+}
+
+@test "pn-fit --help lists the feature set cpu as rel plus pad_co, cpu_ms, mask_p and vec_tail" {
+	run pn-fit --help
+	[ "$status" -eq 0 ]
+	[[ "$(printf '%s ' "${lines[@]}")" == *"cpu = rel + pad_co cpu_ms mask_p vec_tail (a oneDNN kernel"* ]]
+}
+
+@test "pn-fit -F cpu fits the rel columns, pad_co, cpu_ms, mask_p and vec_tail, relative to cpu_ms" {
 	# the add rows four times (a fit needs 10), a time of 3 x cpu_ms
 	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cpu_ms") k = i
 		print $0, "time_ms"; next } { print $0, 3 * $k }' "$O" >"$O.t"
 	{ head -1 "$O.t"; for i in 1 2 3 4; do grep '^elementwise' "$O.t"; done; } >"$O.4"
 	run pn-fit -f lr -F cpu --relative=cpu_ms -o "$BATS_TEST_TMPDIR/m" "$O.4"
 	[ "$status" -eq 0 ]
-	run grep -c -e '^transform logratio cpu_ms$' -e '^feature pad_co ' -e '^feature cpu_ms ' -e '^feature roofline_ms ' "$BATS_TEST_TMPDIR/m"
-	[ "$output" = 4 ]
+	run grep -c -e '^transform logratio cpu_ms$' -e '^feature pad_co ' -e '^feature cpu_ms ' -e '^feature roofline_ms ' -e '^feature mask_p ' -e '^feature vec_tail ' "$BATS_TEST_TMPDIR/m"
+	[ "$output" = 6 ]
 }

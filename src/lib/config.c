@@ -7,14 +7,13 @@
 
 struct pn_config_cols {
 	pn_layer_cols *layer;
-	int dropout, lr;
+	int lr;
 };
 
 pn_config_cols *pn_config_cols_new(const pn_tsv *in)
 {
 	pn_config_cols *c = pn_xcalloc(1, sizeof *c);
 	c->layer = pn_layer_cols_new(in);
-	c->dropout = pn_tsv_find(in, "dropout");
 	c->lr = pn_tsv_find(in, "learning_rate");
 	return c;
 }
@@ -58,15 +57,9 @@ int pn_config_read(const pn_tsv *in, const pn_config_cols *c, pn_config *cfg,
 				 pn_tsv_colname(in, e.col), e.msg);
 		return -1;
 	}
-	if (opt_num(in, c->dropout, cfg->l.type == PN_ELEMENTWISE ? 0.5 : 0,
-		    &cfg->dropout, msg, n) != 0 ||
-	    opt_num(in, c->lr, 0, &cfg->lr, msg, n) != 0)
+	cfg->dropout = cfg->l.dropout;
+	if (opt_num(in, c->lr, 0, &cfg->lr, msg, n) != 0)
 		return -1;
-	if (!(cfg->dropout >= 0 && cfg->dropout < 1)) {
-		snprintf(msg, n, "column 'dropout': %g is not in [0, 1)",
-			 cfg->dropout);
-		return -1;
-	}
 	if (cfg->lr < 0) {
 		snprintf(msg, n, "column 'learning_rate': %g is negative",
 			 cfg->lr);

@@ -3,11 +3,9 @@
  * plus the training-configuration columns, read row by row without dying on
  * a bad row.
  *
- * Columns beyond layer.h's (pn_layer_columns with PN_LC_TRAINING writes
- * them in their place):
- *   dropout        dropout rate in [0, 1) (attention: on the attention
- *                  probabilities; rnn lstm gru: between stacked layers;
- *                  elementwise op dropout: its rate, 0.5 when absent)
+ * The training columns (pn_layer_columns with PN_LC_TRAINING writes
+ * them in their place): layer.h's dropout, which pn_layer holds and
+ * pn_config repeats, and beyond layer.h's:
  *   learning_rate  the optimizer's learning rate (> 0; NA when the
  *                  optimizer is none)
  *
@@ -26,7 +24,7 @@
 typedef struct {
 	pn_layer l;
 	pn_prec prec;
-	double dropout;          /* 0 when absent or NA */
+	double dropout;          /* l.dropout (layer.h) */
 	double lr;               /* 0 when absent or NA */
 } pn_config;
 
@@ -47,9 +45,9 @@ void pn_config_cols_free(pn_config_cols *c);
  *   column 'batch': batch must be at least 1, not 0
  *   column 'precision': unknown value 'fp8'
  *   impossible conv2d: kernel 7 is larger than the padded image 6
- * then the training columns':
  *   column 'dropout': 'x' is not a number
  *   column 'dropout': 1.5 is not in [0, 1)
+ * then learning_rate's:
  *   column 'learning_rate': -1 is negative */
 int pn_config_read(const pn_tsv *in, const pn_config_cols *c, pn_config *cfg,
 		   char *msg, size_t n);

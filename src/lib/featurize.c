@@ -10,7 +10,7 @@ const char *const pn_feature_names[PN_F_N] = {
 	"gpu_mem_gb", "gpu_mem_bw_gbs", "gpu_l2_mb", "gpu_fp32_gflops",
 	"gpu_peak_gflops", "wave_roofline_ms", "sm_compute_ms", "sm_memory_ms",
 	"l2_ratio", "wave_l2_ratio", "lat_ms", "l2_ms", "lane_compute_ms",
-	"lane_roofline_ms", "pad_co", "cpu_ms",
+	"lane_roofline_ms", "pad_co", "cpu_ms", "mask_p", "vec_tail",
 };
 
 /* NeuSight's view of an op: whole waves of tiles over the SMs, each tile
@@ -154,7 +154,33 @@ static double cpu_padding(const pn_layer *l)
 	       pad_ratio(l->out_channels, CPU_CHAN_BLOCK);
 }
 
-/* pad_co and cpu_ms (featurize.h); peak is the row's unit peak, GFLOP/s. */
+/* The dropout rate of the mask l draws (featurize.h, mask_p). */
+static double mask_rate(const pn_layer *l)
+{
+	switch (l->type) {
+	case PN_ATTENTION:
+		return l->dropout;
+	case PN_ELEMENTWISE:
+		return strcmp(l->op, "dropout") == 0 ? l->dropout : 0;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return l->layers > 1 ? l->dropout : 0;
+	default:
+		return 0;
+	}
+}
+
+/* The fp32 lanes of a CPU's vectors, from its arch (pn-time --cpu-spec);
+ * 0 on a GPU. */
+static double cpu_lanes(const pn_gpu *g)
+{
+	if (!g->arch || strncmp(g->arch, "CPU", 3) != 0)
+		return 0;
+	return strcmp(g->arch, "CPU-AVX512") == 0 ? 16 :
+	       strcmp(g->arch, "CPU-AVX2") == 0 ? 8 : 4;
+}
+
+/* pad_co, cpu_ms, mask_p and vec_tail (featurize.h); peak is the row's
+ * unit peak, GFLOP/s. */
 static void cpu_features(const pn_layer *l, const pn_work *w,
 			 const pn_gpu *g, double peak, double *f)
 {
@@ -170,6 +196,10 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	f[PN_F_PAD_CO] = w->co * pad;
 	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + fmax(compute, mem) +
 			  cvt) * 1e3;
+	f[PN_F_MASK_P] = mask_rate(l);
+	double lanes = cpu_lanes(g);
+	f[PN_F_VEC_TAIL] = lanes > 0 && pn_layer_defs[l->type].vector ?
+			   fmod(l->dim, lanes) : 0;
 }
 
 void pn_feature_row(const pn_layer *l, double traffic, const pn_gpu *g,
@@ -236,7 +266,8 @@ static const int f_lane[] = {
 	PN_F_MEMORY_MS, PN_F_LANE_ROOFLINE_MS, PN_F_TILES, PN_F_WAVES,
 	PN_F_WAVE_EFF
 };
-static const int f_cpu[] = {PN_F_PAD_CO, PN_F_CPU_MS};
+static const int f_cpu[] = {PN_F_PAD_CO, PN_F_CPU_MS, PN_F_MASK_P,
+			    PN_F_VEC_TAIL};
 static const int f_nsw[] = {
 	PN_F_WAVE_ROOFLINE_MS, PN_F_SM_COMPUTE_MS, PN_F_SM_MEMORY_MS,
 	PN_F_L2_RATIO, PN_F_WAVE_L2_RATIO
@@ -262,8 +293,8 @@ const pn_feature_set pn_feature_sets[] = {
 	 "that own their datapath, meant for --relative=lane_roofline_ms, "
 	 "on unseen GPUs)"},
 	{"cpu", 5, 0, OWN(f_cpu), "(a oneDNN kernel on one CPU core: "
-	 "channel blocks, a cost a call, the last-level cache, meant for "
-	 "--relative=cpu_ms)"},
+	 "channel blocks, a cost a call, the last-level cache, the dropout "
+	 "mask's rate, the vector tail, meant for --relative=cpu_ms)"},
 	{NULL, 0, 0, 0, NULL, NULL}
 };
 

@@ -48,6 +48,16 @@
  * rest at mem_bw_gbs; c, for a vector type (not pn_unit_matrix) at 2
  * bytes a element, the conversion of its b / 2 elements to fp32 and back,
  * 2 lane ops each at fp32_gflops / 2, else 0.
+ * mask_p (set cpu) is the rate of the dropout mask the row draws (layer.h's
+ * dropout): an attention's, an elementwise dropout's, a stacked rnn lstm
+ * or gru's (layers > 1) between its layers; 0 for every other row.
+ * pn-time draws each mask element with a branch, so the time grows with
+ * the rate (mispredicted branches).  vec_tail (set cpu) is, on a CPU row
+ * (arch CPU...), the innermost dimension (dim) of a vector op (layernorm,
+ * softmax, elementwise) modulo the fp32 lanes of the CPU's vectors (16 for
+ * arch CPU-AVX512, 8 for CPU-AVX2, 4 otherwise): the elements a row leaves
+ * to the masked tail of each vector loop; 0 for every other row and on a
+ * GPU.
  * pn-featurize(1) gives the reasons.
  */
 #ifndef PN_FEATURIZE_H
@@ -74,7 +84,7 @@ enum {
 	/* set lane: the roofline at the FP32 lanes that own their datapath */
 	PN_F_LANE_COMPUTE_MS, PN_F_LANE_ROOFLINE_MS,
 	/* set cpu: a oneDNN kernel on a CPU core */
-	PN_F_PAD_CO, PN_F_CPU_MS,
+	PN_F_PAD_CO, PN_F_CPU_MS, PN_F_MASK_P, PN_F_VEC_TAIL,
 	PN_F_N
 };
 

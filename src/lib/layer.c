@@ -315,6 +315,7 @@ const char *pn_layer_check(const pn_layer *l, char *buf, size_t n)
 
 struct pn_layer_cols {
 	int layer, op, precision, pass, optimizer, activation, input_grad;
+	int dropout;
 	int num[NNUM];
 };
 
@@ -328,6 +329,7 @@ pn_layer_cols *pn_layer_cols_new(const pn_tsv *in)
 	c->optimizer = pn_tsv_find(in, "optimizer");
 	c->activation = pn_tsv_find(in, "activation");
 	c->input_grad = pn_tsv_find(in, "input_grad");
+	c->dropout = pn_tsv_find(in, "dropout");
 	for (size_t i = 0; i < NNUM; i++)
 		c->num[i] = pn_tsv_find(in, numdims[i].name);
 	return c;
@@ -400,6 +402,23 @@ static int read_input_grad(const pn_tsv *in, int col, pn_layer *l,
 		return fail(e, col, NULL, "input_grad must be 0 or 1, not %g",
 			    v);
 	l->no_input_grad = v == 0;
+	return 0;
+}
+
+/* The optional dropout column into l->dropout (layer.h). */
+static int read_dropout(const pn_tsv *in, int col, pn_layer *l,
+			pn_layer_err *e)
+{
+	l->dropout = l->type == PN_ELEMENTWISE ? 0.5 : 0;
+	if (col < 0 || pn_tsv_na(in, col))
+		return 0;
+	const char *s = pn_tsv_str(in, col);
+	double v;
+	if (pn_parse_num(s, pn_tsv_len(in, col), &v) != 0)
+		return fail(e, col, NULL, "'%s' is not a number", s);
+	if (!(v >= 0 && v < 1))
+		return fail(e, col, NULL, "%g is not in [0, 1)", v);
+	l->dropout = v;
 	return 0;
 }
 
@@ -485,7 +504,7 @@ int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 	if (pn_layer_check(l, why, sizeof why))
 		return fail(e, -1, NULL, "impossible %s: %s",
 			    pn_layer_name(l->type), why);
-	return 0;
+	return read_dropout(in, c->dropout, l, e);
 }
 
 void pn_layer_read(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l)

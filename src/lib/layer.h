@@ -68,7 +68,13 @@
  *               0; a fwd row ignores it.  No writer puts the column
  *               unless asked (PN_LC_INPUT_GRAD), so files without it read
  *               and write as before.
- * config.h adds the training columns dropout and learning_rate.
+ *   dropout     the rate of the dropout mask the layer draws, in [0, 1)
+ *               (attention: on its probabilities; rnn lstm gru: between
+ *               stacked layers; elementwise op dropout: its rate): 0
+ *               when absent or NA, 0.5 on an elementwise row.  Read on
+ *               every type (a type without a mask keeps the number and
+ *               ignores it); written only with PN_LC_TRAINING.
+ * config.h adds the training column learning_rate.
  */
 #ifndef PN_LAYER_H
 #define PN_LAYER_H
@@ -197,6 +203,7 @@ typedef struct {
 	int no_input_grad;      /* column input_grad 0: a train row skips
 				   its input's gradient (0, the default:
 				   computes it) */
+	double dropout;         /* column dropout (above) */
 } pn_layer;
 
 /* Set the dimension column name of l to v (also "bias"): 0, or -1 when
@@ -244,7 +251,9 @@ typedef struct {
  *   impossible conv2d: kernel 7 is larger than the padded image 6  (-1)
  *   impossible pool: padding 2 is more than half the kernel 3      (-1)
  *   input_grad must be 0 or 1, not 2                (col: input_grad)
- *   impossible softmax: input_grad 0 is for dense and conv2d only  (-1) */
+ *   impossible softmax: input_grad 0 is for dense and conv2d only  (-1)
+ *   'x' is not a number                             (col: dropout)
+ *   1.5 is not in [0, 1)                            (col: dropout) */
 int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 		   pn_prec *prec, pn_layer_err *e);
 
