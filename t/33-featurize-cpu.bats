@@ -69,6 +69,31 @@ want_cpu_ms() {
 	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
 }
 
+# want_cpu_ms_of R CALLS EXTRA: cpu_ms of row R of $O from its flops and
+# traffic, the larger of compute (100 GFLOP/s) and memory time binding
+want_cpu_ms_of() {
+	awk -v f="$(col "$O" flops "$1")" -v b="$(col "$O" traffic "$1")" -v c="$2" -v x="$3" 'BEGIN {
+		r = b / 1e6; h = 1 / (1 + r * r); m = b * (h / 16e9 + (1 - h) / 10e9)
+		k = f / 1e11; printf "%.17g", (c * 2e-6 + (k > m ? k : m) + x) * 1e3 }'
+}
+
+@test "pn-featurize cpu_ms of an attention adds 40 cycles for each mask element a predictor misses" {
+	# 2 x 4 heads x 16 x 16 scores, min(0.3, 0.7) of them missed, at 1 GHz
+	near "$(col "$O" cpu_ms 8)" "$(want_cpu_ms_of 8 1 "$(awk 'BEGIN { printf "%.17g", 2 * 4 * 16 * 16 * 0.3 * 40 / 1e9 }')")"
+}
+
+@test "pn-featurize cpu_ms of an elementwise dropout counts its elements at min(p, 1 - p)" {
+	# 1000 elements, rate 0.5 (none given) and 0.2
+	near "$(col "$O" cpu_ms 9)" "$(want_cpu_ms_of 9 1 "$(awk 'BEGIN { printf "%.17g", 1000 * 0.5 * 40 / 1e9 }')")"
+	near "$(col "$O" cpu_ms 10)" "$(want_cpu_ms_of 10 1 "$(awk 'BEGIN { printf "%.17g", 1000 * 0.2 * 40 / 1e9 }')")"
+}
+
+@test "pn-featurize cpu_ms of a stacked lstm counts the masks between its layers only" {
+	# 2 x 8 x 16 outputs of its first layer; the one-layer lstm draws none
+	near "$(col "$O" cpu_ms 11)" "$(want_cpu_ms_of 11 1 "$(awk 'BEGIN { printf "%.17g", 2 * 8 * 16 * 0.3 * 40 / 1e9 }')")"
+	near "$(col "$O" cpu_ms 12)" "$(want_cpu_ms_of 12 1 0)"
+}
+
 @test "pn-featurize mask_p of an attention is its dropout rate" {
 	[ "$(col "$O" mask_p 8)" = 0.3 ]
 }

@@ -136,6 +136,12 @@ static void lane_features(const pn_layer *l, const pn_work *w,
 #define CPU_CHAN_BLOCK 16.0
 #define CPU_CALL_CYCLES 2000.0
 #define CPU_LLC_BPC 16.0
+/* pn-time draws a dropout mask element by element with a branch that a
+ * predictor misses on min(p, 1 - p) of them: about 40 cycles each, read
+ * off samples/cpu's fp32 attention rows (the time of a score element grows
+ * by 30 cycles per unit of min(p, 1 - p) forward, 91 in training, which
+ * applies the mask twice). */
+#define CPU_MISS_CYCLES 40.0
 
 /* d rounded up to a whole number of blocks of b, over d. */
 static double pad_ratio(double d, double b)
@@ -169,6 +175,30 @@ static double mask_rate(const pn_layer *l)
 	}
 }
 
+/* The elements of the dropout mask l applies in one pass (featurize.h):
+ * attention's scores, an elementwise dropout's elements, the outputs of a
+ * stacked recurrence's lower layers; applied again in a train row's
+ * backward. */
+static double mask_elements(const pn_layer *l)
+{
+	double n;
+	switch (l->type) {
+	case PN_ATTENTION:
+		n = l->batch * l->heads * l->seq_len * l->seq_len;
+		break;
+	case PN_ELEMENTWISE:
+		n = l->batch * l->seq_len * l->dim;
+		break;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		n = l->batch * l->seq_len * l->hidden * (1 + l->bidirectional) *
+		    (l->layers - 1);
+		break;
+	default:
+		return 0;
+	}
+	return mask_rate(l) > 0 ? n * (l->train ? 2 : 1) : 0;
+}
+
 /* The fp32 lanes of a CPU's vectors, from its arch (pn-time --cpu-spec);
  * 0 on a GPU. */
 static double cpu_lanes(const pn_gpu *g)
@@ -193,10 +223,12 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	if (!pn_unit_matrix(l->type) && l->bytes == 2)
 		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);
 	double calls = l->train ? 3 : 1;
+	double p = mask_rate(l), miss = p < 1 - p ? p : 1 - p;
+	double branch = mask_elements(l) * miss * CPU_MISS_CYCLES / hz;
 	f[PN_F_PAD_CO] = w->co * pad;
 	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + fmax(compute, mem) +
-			  cvt) * 1e3;
-	f[PN_F_MASK_P] = mask_rate(l);
+			  cvt + branch) * 1e3;
+	f[PN_F_MASK_P] = p;
 	double lanes = cpu_lanes(g);
 	f[PN_F_VEC_TAIL] = lanes > 0 && pn_layer_defs[l->type].vector ?
 			   fmod(l->dim, lanes) : 0;

@@ -47,12 +47,16 @@
  * last-level cache on a CPU), from that cache at 16 bytes a cycle and the
  * rest at mem_bw_gbs; c, for a vector type (not pn_unit_matrix) at 2
  * bytes a element, the conversion of its b / 2 elements to fp32 and back,
- * 2 lane ops each at fp32_gflops / 2, else 0.
+ * 2 lane ops each at fp32_gflops / 2, else 0; + d, the dropout mask's
+ * branches: its elements (an attention's batch x heads x seq_len^2
+ * scores, an elementwise dropout's elements, a stacked rnn's batch x
+ * seq_len x hidden x directions x (layers - 1); twice in a train row) x
+ * min(p, 1 - p) x 40 cycles, p = mask_p.
  * mask_p (set cpu) is the rate of the dropout mask the row draws (layer.h's
  * dropout): an attention's, an elementwise dropout's, a stacked rnn lstm
  * or gru's (layers > 1) between its layers; 0 for every other row.
  * pn-time draws each mask element with a branch, so the time grows with
- * the rate (mispredicted branches).  vec_tail (set cpu) is, on a CPU row
+ * the rate (mispredicted branches; cpu_ms's d).  vec_tail (set cpu) is, on a CPU row
  * (arch CPU...), the innermost dimension (dim) of a vector op (layernorm,
  * softmax, elementwise) modulo the fp32 lanes of the CPU's vectors (16 for
  * arch CPU-AVX512, 8 for CPU-AVX2, 4 otherwise): the elements a row leaves
