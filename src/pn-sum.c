@@ -1117,7 +1117,7 @@ static int row_source(int src, const char *why)
 
 /* Each GPU's source (res[d].source): the rows' sources at its batch, one
  * name when they agree, else mixed.  Say once on stderr how many rows are
- * extrapolated on some GPU, and the first. */
+ * extrapolated on the one device, or on some of several, and the first. */
 static void device_sources(const pn_network *net, const unsigned char *src,
 			   const char *dom, result *res, int ndev)
 {
@@ -1143,13 +1143,17 @@ static void device_sources(const pn_network *net, const unsigned char *src,
 			why = w;
 		}
 	}
+	char where[96];
+	if (ndev == 1)
+		snprintf(where, sizeof where, "on %s", res[0].g->name);
+	else
+		snprintf(where, sizeof where, "on some of the devices");
 	if (ext)
 		pn_warn("%s: %ld of %ld rows predicted outside their model's "
-			"domain on some GPU, extrapolated (the first, line "
-			"%ld, %s: %s); --per-layer names them, --strict "
-			"refuses them", net->path, ext, net->n,
-			net->r[first].line, pn_layer_name(net->r[first].l.type),
-			why);
+			"domain %s, extrapolated (the first, line %ld, %s: "
+			"%s); --per-layer names them, --strict refuses them",
+			net->path, ext, net->n, where, net->r[first].line,
+			pn_layer_name(net->r[first].l.type), why);
 }
 
 /* Append g's name to the comma list buf (size n) as the count-th GPU met

@@ -169,7 +169,7 @@ peak_bytes() {
 	[ "$status" -eq 0 ]
 	[ "$(column source "$T/out")" = extrapolated ]
 	[ "$(cat "$T/err")" = "pn-sum: warning: $F/bmm.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
-pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain on some GPU, extrapolated (the first, line 2, bmm: precision=bf16); --per-layer names them, --strict refuses them" ]
+pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain on TC, extrapolated (the first, line 2, bmm: precision=bf16); --per-layer names them, --strict refuses them" ]
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --precision bf16 "$F/bmm.tsv"
 	[ "$(column source "$T/out")" = extrapolated ]
 }

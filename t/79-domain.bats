@@ -232,7 +232,7 @@ lstm_net() {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/lstm.model" $G -d UNIT lstm.tsv
 	[ "$status" -eq 0 ]
 	[ "$(column source "$T/out")" = extrapolated ]
-	[ "$(cat "$T/err")" = "pn-sum: warning: lstm.tsv: 1 of 1 rows predicted outside their model's domain on some GPU, extrapolated (the first, line 2, lstm: pass=train); --per-layer names them, --strict refuses them" ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: lstm.tsv: 1 of 1 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, lstm: pass=train); --per-layer names them, --strict refuses them" ]
 }
 
 @test "pn-sum gives each GPU the source of its own rows: a GPU is outside through its spec features" {
