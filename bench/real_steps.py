@@ -28,6 +28,7 @@ Python is used in bench/ only (Debian's python3-torch); never in pn.
 """
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -433,11 +434,16 @@ def measure(case, outdir):
     for _ in range(WARMUP):
         step(model, opt, x, y, loss_fn)
     cpu, wall = [], []
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(STEPS):
         t0, w0 = time.thread_time_ns(), time.perf_counter_ns()
         step(model, opt, x, y, loss_fn)
         cpu.append((time.thread_time_ns() - t0) / 1e6)
         wall.append((time.perf_counter_ns() - w0) / 1e6)
+    # pages the steps touched for the first time: memory the allocator
+    # gave back to the kernel between steps (glibc trims and unmaps freed
+    # tensors), whose faults the step's thread time counts
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / STEPS
     start = live_bytes(model, opt, x, y)
     ops, groups, peak = profile(model, opt, x, y, loss_fn,
                                 statistics.median(cpu))
@@ -446,7 +452,7 @@ def measure(case, outdir):
         "median_ms": statistics.median(cpu), "mean_ms": statistics.mean(cpu),
         "cv": statistics.stdev(cpu) / statistics.mean(cpu),
         "wall_median_ms": statistics.median(wall), "step_ms": cpu,
-        "start_bytes": start, "peak_bytes": peak,
+        "start_bytes": start, "peak_bytes": peak, "faults_per_step": faults,
         "params": sum(p.numel() for p in model.parameters()),
         "profile_groups_ms": groups, "profile_ops_ms": ops,
         "torch": torch.__version__, "threads": torch.get_num_threads(),
@@ -517,6 +523,8 @@ def recorded(tsv, case, outdir):
                "mean_ms": float(v["mean_ms"]), "cv": float(v["cv"]),
                "wall_median_ms": float(v["wall_median_ms"]),
                "threads": int(v["threads"]), "peak_bytes": int(v["peak_bytes"]),
+               "faults_per_step": (float(v["faults_per_step"])
+                                   if v.get("faults_per_step", "NA") != "NA" else None),
                "profile_groups_ms": {k[:-3]: float(x) for k, x in v.items()
                                      if k.endswith("_ms") and k[:-3] not in
                                      ("median", "mean", "wall_median") and float(x) > 0},
