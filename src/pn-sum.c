@@ -162,7 +162,8 @@ static void model_free(modelpath *mp)
  * on one outside the domain.  part: the step's part (step.h) it is the
  * verdict of, NULL for the row's own.  A slot keeps the row's own
  * verdict when it is not "", else its first part's that is not "" (in the
- * parts' order), whatever order the queues are flushed in. */
+ * parts' order), named by the part ("input-grad: padding>1": a part's
+ * shape is not the row's), whatever order the queues are flushed in. */
 static void domain_keep(domains *dm, long at, const char *why,
 			const char *part)
 {
@@ -178,7 +179,8 @@ static void domain_keep(domains *dm, long at, const char *why,
 			  dm->dev[at / n]->name, why);
 	char *slot = dm->at ? dm->at + (size_t)at * PN_DOMAIN_WHY : NULL;
 	if (slot && (!part || !*slot))
-		snprintf(slot, PN_DOMAIN_WHY, "%s", why);
+		snprintf(slot, PN_DOMAIN_WHY, "%s%s%s", part ? part : "",
+			 part ? ": " : "", why);
 }
 
 static void model_flush(modelpath *mp, double *t, const factors *k)

@@ -58,7 +58,7 @@ setup_file() {
 @test "pn-sum decomposes a train row whose model saw train steps of another optimizer, its forward parts outside that model's domain" {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/sgd.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(cut -f11,12,20 "$T/out" | tail -n +2)" = "$(printf 'extrapolated\tdecomposed\tpass=fwd,optimizer=none')" ]
+	[ "$(cut -f11,12,20 "$T/out" | tail -n +2)" = "$(printf 'extrapolated\tdecomposed\tforward: pass=fwd,optimizer=none')" ]
 }
 
 @test "pn-sum keeps an lstm train row whole, by the roofline" {

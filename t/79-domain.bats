@@ -205,11 +205,11 @@ lstm_net() {
 	[ ! -s "$T/err" ]
 }
 
-@test "pn-sum says extrapolated for a decomposed train row with a part outside its model's domain, with the part's dimensions" {
+@test "pn-sum says extrapolated for a decomposed train row with a part outside its model's domain, with the part's name and dimensions" {
 	train_net
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d UNIT -b 4 --per-layer net.tsv
 	[ "$status" -eq 0 ]
-	[ "$(cut -f8- "$T/out" | cut -f1-3,11)" = "$(printf 'device\tsource\trule\tdomain\nUNIT\textrapolated\tdecomposed\tflops>2.14748e+09')" ]
+	[ "$(cut -f8- "$T/out" | cut -f1-3,11)" = "$(printf 'device\tsource\trule\tdomain\nUNIT\textrapolated\tdecomposed\tforward: flops>2.14748e+09')" ]
 }
 
 @test "pn-sum --strict names the part of a decomposed train row outside its model's domain" {
