@@ -40,10 +40,20 @@ want_cpu_ms() {
 	[ "$(col "$O" pad_co 4)" = 32768 ]
 }
 
-@test "pn-featurize cpu_ms of a conv2d computes its padded channels" {
-	# 7680 FLOPs x 16 / 3 x 32 / 20 at 100 GFLOP/s, above the memory time
+@test "pn-featurize cpu_ms of a conv2d forward pads only its output channels below 16 input channels, and adds a cycle an element" {
+	# 7680 FLOPs x 32 / 20 at 100 GFLOP/s, plus the input 3 x 64, twice
+	# the output 20 x 64 and the weights 20 x 3 elements at 1 GHz
 	[ "$(col "$O" flops 4)" = 7680 ]
-	near "$(col "$O" cpu_ms 4)" "$(awk 'BEGIN { printf "%.17g", (2e-6 + 7680 * 16 / 3 * 32 / 20 / 1e11) * 1e3 }')"
+	near "$(col "$O" cpu_ms 4)" "$(awk 'BEGIN { printf "%.17g", (2e-6 + 7680 * 32 / 20 / 1e11 + (192 + 2 * 1280 + 60) / 1e9) * 1e3 }')"
+}
+
+@test "pn-featurize cpu_ms of a conv2d train row pads both channel counts in its backward passes" {
+	# row 4 as a train row without optimizer: 3 calls; forward as above,
+	# backward 2 x 7680 FLOPs x 16 / 3 x 32 / 20 and 2 (192 + 1280 + 60) elements
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "pass") k = i } NR == 5 { $k = "train" } NR == 1 || NR == 5' "$L" >"$BATS_TEST_TMPDIR/c.tsv"
+	pn-featurize $CG "$BATS_TEST_TMPDIR/c.tsv" >"$O.c"
+	[ "$(col "$O.c" flops 1)" = 23040 ]
+	near "$(col "$O.c" cpu_ms 1)" "$(awk 'BEGIN { printf "%.17g", (6e-6 + 7680 * 32 / 20 / 1e11 + (192 + 2 * 1280 + 60) / 1e9 + 2 * 7680 * 16 / 3 * 32 / 20 / 1e11 + 2 * (192 + 1280 + 60) / 1e9) * 1e3 }')"
 }
 
 @test "pn-featurize cpu_ms of a small fwd layer is one call plus its bytes from the last-level cache" {
@@ -69,10 +79,11 @@ want_cpu_ms() {
 	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
 }
 
-# want_cpu_ms_of R CALLS EXTRA: cpu_ms of row R of $O from its flops and
-# traffic, the larger of compute (100 GFLOP/s) and memory time binding
+# want_cpu_ms_of R CALLS EXTRA [FILE]: cpu_ms of row R of FILE (default
+# $O) from its flops and traffic, the larger of compute (100 GFLOP/s) and
+# memory time binding, plus EXTRA seconds
 want_cpu_ms_of() {
-	awk -v f="$(col "$O" flops "$1")" -v b="$(col "$O" traffic "$1")" -v c="$2" -v x="$3" 'BEGIN {
+	awk -v f="$(col "${4:-$O}" flops "$1")" -v b="$(col "${4:-$O}" traffic "$1")" -v c="$2" -v x="$3" 'BEGIN {
 		r = b / 1e6; h = 1 / (1 + r * r); m = b * (h / 16e9 + (1 - h) / 10e9)
 		k = f / 1e11; printf "%.17g", (c * 2e-6 + (k > m ? k : m) + x) * 1e3 }'
 }
@@ -92,6 +103,40 @@ want_cpu_ms_of() {
 	# 2 x 8 x 16 outputs of its first layer; the one-layer lstm draws none
 	near "$(col "$O" cpu_ms 11)" "$(want_cpu_ms_of 11 1 "$(awk 'BEGIN { printf "%.17g", 2 * 8 * 16 * 0.3 * 40 / 1e9 }')")"
 	near "$(col "$O" cpu_ms 12)" "$(want_cpu_ms_of 12 1 0)"
+}
+
+# dense_with ACT PASS OPT PREC: row 1 (4 x 64 x 17, no bias) with that
+# activation, pass, optimizer and precision, featurized into $O.d
+dense_with() {
+	awk -F'\t' -v OFS='\t' -v a="$1" -v p="$2" -v o="$3" -v q="$4" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		NR == 2 { $h["activation"] = a; $h["pass"] = p; $h["optimizer"] = o; $h["precision"] = q; print }' "$L" >"$BATS_TEST_TMPDIR/d.tsv"
+	pn-featurize $CG "$BATS_TEST_TMPDIR/d.tsv" >"$O.d"
+}
+
+@test "pn-featurize cpu_ms of a train row adds the optimizer's call and cycles a weight" {
+	# 64 x 17 weights; SGD 0.25 cycles each, Adadelta 1.3, at 1 GHz
+	dense_with none train sgd fp32
+	near "$(col "$O.d" cpu_ms 1)" "$(want_cpu_ms_of 1 3 "$(awk 'BEGIN { printf "%.17g", (1500 + 64 * 17 * 0.25) / 1e9 }')" "$O.d")"
+	dense_with none train adadelta fp32
+	near "$(col "$O.d" cpu_ms 1)" "$(want_cpu_ms_of 1 3 "$(awk 'BEGIN { printf "%.17g", (1500 + 64 * 17 * 1.3) / 1e9 }')" "$O.d")"
+}
+
+@test "pn-featurize cpu_ms of a bf16 train row adds 2 cycles a weight for the fp32 master weight" {
+	# Adam's 0.8 cycles and 2 more; a bf16 GEMM at 200 GFLOP/s, whose
+	# compute stays below the memory time
+	dense_with none train adam bf16
+	near "$(col "$O.d" cpu_ms 1)" "$(want_cpu_ms_of 1 3 "$(awk 'BEGIN { printf "%.17g", (1500 + 64 * 17 * 2.8) / 1e9 }')" "$O.d")"
+}
+
+@test "pn-featurize cpu_ms of a dense with sigmoid adds 1.2 cycles an output element, and 0.6 more in training" {
+	dense_with none fwd none fp32
+	local f; f=$(col "$O.d" cpu_ms 1)
+	dense_with sigmoid fwd none fp32
+	near "$(col "$O.d" cpu_ms 1)" "$(awk -v b="$f" 'BEGIN { printf "%.17g", b + 4 * 17 * 1.2 / 1e6 }')"
+	dense_with none train none fp32
+	local t; t=$(col "$O.d" cpu_ms 1)
+	dense_with relu train none fp32
+	near "$(col "$O.d" cpu_ms 1)" "$(awk -v b="$t" 'BEGIN { printf "%.17g", b + 4 * 17 * 0.6 / 1e6 }')"
 }
 
 @test "pn-featurize mask_p of an attention is its dropout rate" {

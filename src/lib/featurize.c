@@ -142,6 +142,18 @@ static void lane_features(const pn_layer *l, const pn_work *w,
  * by 30 cycles per unit of min(p, 1 - p) forward, 91 in training, which
  * applies the mask twice). */
 #define CPU_MISS_CYCLES 40.0
+/* pn-time's optimizer step on a CPU (src/cpu/core.c's fused loops): a
+ * call, and per weight element the update's own cycles, 2 more in bf16
+ * (the fp32 master weight: widen the gradient, narrow the weight); least
+ * squares on samples/cpu-bf16's dense and conv2d train rows agree (2.0 to
+ * 2.6 cycles a bf16 weight). */
+#define CPU_OPT_CALL_CYCLES 1500.0
+#define CPU_OPT_BF16_CYCLES 2.0
+/* An activation after a dense or conv2d, per output element: sigmoid and
+ * tanh about 1.2 cycles forward, and any activation's backward 0.6
+ * (oneDNN eltwise, timed alone on 64 x 1024 rows). */
+#define CPU_ACT_CYCLES 1.2
+#define CPU_ACT_BWD_CYCLES 0.6
 
 /* d rounded up to a whole number of blocks of b, over d. */
 static double pad_ratio(double d, double b)
@@ -199,6 +211,38 @@ static double mask_elements(const pn_layer *l)
 	return mask_rate(l) > 0 ? n * (l->train ? 2 : 1) : 0;
 }
 
+/* Cycles of pn-time's optimizer step per weight element, by optimizer
+ * (its passes over the weight and its state; least squares on
+ * samples/cpu-bf16's fp32 dense and conv2d train rows). */
+static double opt_cycles(int optimizer)
+{
+	switch (optimizer) {
+	case PN_OPT_SGD: return 0.25;
+	case PN_OPT_ADADELTA: return 1.3;
+	case PN_OPT_NONE: return 0;
+	default: return 0.8;    /* adam adagrad rmsprop */
+	}
+}
+
+/* The optimizer step and the activation of l in cycles (featurize.h,
+ * cpu_ms's o and a). */
+static double step_cycles(const pn_layer *l, const pn_work *w)
+{
+	double cyc = 0;
+	if (l->train && l->optimizer != PN_OPT_NONE && w->cm_weights > 0)
+		cyc += CPU_OPT_CALL_CYCLES + w->cm_weights / l->bytes *
+		       (opt_cycles(l->optimizer) +
+			(l->bytes == 2 ? CPU_OPT_BF16_CYCLES : 0));
+	if ((l->type == PN_DENSE || l->type == PN_CONV2D) &&
+	    l->activation != PN_ACT_NONE) {
+		double y = w->cm_out / l->bytes, sg = l->activation ==
+			   PN_ACT_SIGMOID || l->activation == PN_ACT_TANH;
+		cyc += y * (sg * CPU_ACT_CYCLES +
+			    (l->train ? CPU_ACT_BWD_CYCLES : 0));
+	}
+	return cyc;
+}
+
 /* The fp32 lanes of a CPU's vectors, from its arch (pn-time --cpu-spec);
  * 0 on a GPU. */
 static double cpu_lanes(const pn_gpu *g)
@@ -211,6 +255,28 @@ static double cpu_lanes(const pn_gpu *g)
 
 /* pad_co, cpu_ms, mask_p and vec_tail (featurize.h); peak is the row's
  * unit peak, GFLOP/s. */
+/* A convolution's compute and layout work in seconds (featurize.h): its
+ * forward reads a plain source when it has fewer than 16 input channels
+ * (only the output channels padded), its backward passes blocked layouts
+ * (both padded); pn-time's reorders to and from them cost about a cycle
+ * an element, whatever its bytes. */
+static double conv_seconds(const pn_layer *l, const pn_work *w, double hz,
+			   double peak)
+{
+	double C = l->in_channels, O = l->out_channels, k = l->kernel;
+	double Y = pn_conv_out(l), B = l->batch;
+	double x = B * C * l->image * l->image, y = B * O * Y * Y, wt = O * C * k * k;
+	double pc = pad_ratio(C, CPU_CHAN_BLOCK), po = pad_ratio(O, CPU_CHAN_BLOCK);
+	double passes = l->train ? (l->no_input_grad ? 2 : 3) : 1;
+	double fwd = w->flops / passes;
+	double t = fwd * (C < CPU_CHAN_BLOCK ? 1 : pc) * po / peak +
+		   (x + 2 * y + wt) / hz;
+	if (l->train)
+		t += (passes - 1) * fwd * pc * po / peak +
+		     (2 * x + 2 * y + 2 * wt) / hz;
+	return t;
+}
+
 static void cpu_features(const pn_layer *l, const pn_work *w,
 			 const pn_gpu *g, double peak, double *f)
 {
@@ -219,6 +285,10 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	double mem = b * (hit / (CPU_LLC_BPC * hz) +
 			  (1 - hit) / (g->mem_bw_gbs * 1e9));
 	double compute = w->flops * pad / (peak * 1e9);
+	if (l->type == PN_CONV2D) {    /* the sum: conv_seconds */
+		compute = conv_seconds(l, w, hz, peak * 1e9);
+		mem = 0;
+	}
 	double cvt = 0;
 	if (!pn_unit_matrix(l->type) && l->bytes == 2)
 		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);
@@ -227,7 +297,7 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	double branch = mask_elements(l) * miss * CPU_MISS_CYCLES / hz;
 	f[PN_F_PAD_CO] = w->co * pad;
 	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + fmax(compute, mem) +
-			  cvt + branch) * 1e3;
+			  cvt + branch + step_cycles(l, w) / hz) * 1e3;
 	f[PN_F_MASK_P] = p;
 	double lanes = cpu_lanes(g);
 	f[PN_F_VEC_TAIL] = lanes > 0 && pn_layer_defs[l->type].vector ?

@@ -51,7 +51,16 @@
  * branches: its elements (an attention's batch x heads x seq_len^2
  * scores, an elementwise dropout's elements, a stacked rnn's batch x
  * seq_len x hidden x directions x (layers - 1); twice in a train row) x
- * min(p, 1 - p) x 40 cycles, p = mask_p.
+ * min(p, 1 - p) x 40 cycles, p = mask_p; + o, a train row's optimizer
+ * step with an optimizer: 1500 cycles + its weight elements x (0.25 sgd,
+ * 1.3 adadelta, 0.8 the others; 2 more in bf16); + a, a dense or conv2d
+ * with an activation: its output elements x (1.2 cycles for sigmoid or
+ * tanh, + 0.6 for any in a train row).  A conv2d's max(flops x p / peak, m)
+ * is instead the sum of its passes' padded flops at the peak (forward:
+ * the output channels only when in_channels < 16, oneDNN then reading a
+ * plain source; backward: both) and one cycle for each element of its
+ * input, output (twice) and weights forward, and again for input,
+ * output and weights twice in training (pn-time's layout reorders).
  * mask_p (set cpu) is the rate of the dropout mask the row draws (layer.h's
  * dropout): an attention's, an elementwise dropout's, a stacked rnn lstm
  * or gru's (layers > 1) between its layers; 0 for every other row.
