@@ -306,8 +306,9 @@ def rows_of(case):
             elif isinstance(m, (nn.ReLU, nn.GELU, nn.Tanh, nn.Dropout, Add)):
                 op = {nn.ReLU: "relu", nn.GELU: "gelu", nn.Tanh: "tanh",
                       nn.Dropout: "dropout", Add: "add"}[type(m)]
+                rate = {"dropout": m.p} if isinstance(m, nn.Dropout) else {}
                 add(name, "elementwise", False, op=op, batch=1, seq_len=1,
-                    dim=per_sample(out))
+                    dim=per_sample(out), **rate)
             elif isinstance(m, nn.Embedding):
                 add(name, "embedding", True, batch=1,
                     seq_len=max(1, a.numel() // batch) if a.dim() > 1 else 1,
@@ -316,7 +317,8 @@ def rows_of(case):
                 kind = {nn.LSTM: "lstm", nn.GRU: "gru", nn.RNN: "rnn"}[type(m)]
                 add(name, kind, True, batch=1, seq_len=a.shape[1],
                     input_size=m.input_size, hidden=m.hidden_size,
-                    layers=m.num_layers, bidirectional=int(m.bidirectional))
+                    layers=m.num_layers, bidirectional=int(m.bidirectional),
+                    dropout=m.dropout)
             elif isinstance(m, nn.MultiheadAttention):
                 add(name, "attention", True, batch=1, seq_len=a.shape[1],
                     embed_dim=m.embed_dim, heads=m.num_heads,
