@@ -5,6 +5,8 @@ the ground truth that bench/real-steps puts beside pn-sum.
   real_steps.py list                      the cases, one per line
   real_steps.py network CASE OUT.tsv      the case's pn network (one sample)
   real_steps.py measure CASE OUTDIR       time the case's training step
+                                          (in PROCESSES fresh processes,
+                                          default 1: their medians' median)
   real_steps.py memory CASE OUT.json      the peak memory of its step
   real_steps.py recorded TSV CASE OUTDIR  the case's row of a measured.tsv
                                           (bench/results/) as OUTDIR/CASE.json
@@ -432,6 +434,41 @@ def live_bytes(model, opt, x, y):
 
 
 def measure(case, outdir):
+    """Time the case in PROCESSES fresh processes (each one `measure` with
+    PROCESSES=1) and merge them: a process's allocator history and the
+    VM's state move its median by several percent, which steps within
+    one process do not show."""
+    k = int(os.environ.get("PROCESSES", "1"))
+    if k <= 1:
+        return measure_one(case, outdir)
+    import subprocess
+    import tempfile
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(k):
+            d = os.path.join(tmp, str(i))
+            os.mkdir(d)
+            subprocess.run([sys.executable, os.path.abspath(__file__), "measure",
+                            case, d], check=True, env=dict(os.environ, PROCESSES="1"))
+            with open(os.path.join(d, case + ".json")) as f:
+                runs.append(json.load(f))
+    med = [r["median_ms"] for r in runs]
+    steps = [t for r in runs for t in r["step_ms"]]
+    res = dict(runs[0])
+    res.update({
+        "processes": k, "process_medians_ms": med,
+        "median_ms": statistics.median(med), "mean_ms": statistics.mean(steps),
+        "cv": statistics.median(r["cv"] for r in runs),
+        "process_cv": statistics.stdev(med) / statistics.mean(med),
+        "wall_median_ms": statistics.median(r["wall_median_ms"] for r in runs),
+        "step_ms": steps, "peak_bytes": max(r["peak_bytes"] for r in runs),
+        "faults_per_step": statistics.median(r["faults_per_step"] for r in runs),
+    })
+    with open(os.path.join(outdir, case + ".json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+
+
+def measure_one(case, outdir):
     model, opt, x, y, loss_fn, batch = build(case)
     for _ in range(WARMUP):
         step(model, opt, x, y, loss_fn)
@@ -527,6 +564,9 @@ def recorded(tsv, case, outdir):
                "threads": int(v["threads"]), "peak_bytes": int(v["peak_bytes"]),
                "faults_per_step": (float(v["faults_per_step"])
                                    if v.get("faults_per_step", "NA") != "NA" else None),
+               "processes": int(v.get("processes", "1")),
+               "process_cv": (float(v["process_cv"])
+                              if v.get("process_cv", "NA") != "NA" else None),
                "profile_groups_ms": {k[:-3]: float(x) for k, x in v.items()
                                      if k.endswith("_ms") and k[:-3] not in
                                      ("median", "mean", "wall_median") and float(x) > 0},
