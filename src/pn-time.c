@@ -130,7 +130,7 @@ static int check_row(const pn_backend *b, const pn_backend *ref,
 	if (cfg.l.type == PN_RNN || cfg.l.type == PN_LSTM || cfg.l.type == PN_GRU) {
 		cfg.l.activation = PN_ACT_NONE;
 		if (b == pn_cuda_backend())
-			cfg.dropout = 0;
+			cfg.l.dropout = 0;
 	}
 	rcfg = cfg;
 	rcfg.prec = PN_FP32;

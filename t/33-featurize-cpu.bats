@@ -19,12 +19,15 @@ setup() {
 	pn-featurize $CG "$L" >"$O"
 }
 
-# want_cpu_ms B CALLS EXTRA: cpu_ms of a row of B bytes whose memory time
-# binds, CALLS calls and EXTRA s more: the share h = 1 / (1 + r^2) of B,
-# r = B / 1e6, at 16 bytes a cycle, the rest at 10 GB/s
+# want_cpu_ms B CALLS EXTRA [FLOPS]: cpu_ms of a row of B bytes and FLOPS
+# (default 0) FLOPs, CALLS calls and EXTRA s more: the larger of the
+# compute time at 100 GFLOP/s and the memory time, the share
+# h = 1 / (1 + r^2) of B, r = B / 1e6, at 16 bytes a cycle, the rest at
+# 10 GB/s
 want_cpu_ms() {
-	awk -v b="$1" -v c="$2" -v x="$3" 'BEGIN { r = b / 1e6; h = 1 / (1 + r * r)
-		printf "%.17g", (c * 2e-6 + b * (h / 16e9 + (1 - h) / 10e9) + x) * 1e3 }'
+	awk -v b="$1" -v c="$2" -v x="$3" -v f="${4:-0}" 'BEGIN { r = b / 1e6; h = 1 / (1 + r * r)
+		m = b * (h / 16e9 + (1 - h) / 10e9); k = f / 1e11
+		printf "%.17g", (c * 2e-6 + (k > m ? k : m) + x) * 1e3 }'
 }
 
 @test "pn-featurize pad_co of a dense layer is co: only a conv2d's channels are padded" {
@@ -79,13 +82,10 @@ want_cpu_ms() {
 	near "$(col "$O" cpu_ms 3)" "$(want_cpu_ms 4864 1 0)"
 }
 
-# want_cpu_ms_of R CALLS EXTRA [FILE]: cpu_ms of row R of FILE (default
-# $O) from its flops and traffic, the larger of compute (100 GFLOP/s) and
-# memory time binding, plus EXTRA seconds
+# want_cpu_ms_of R CALLS EXTRA [FILE]: want_cpu_ms of row R of FILE
+# (default $O), its traffic and flops as pn-featurize wrote them
 want_cpu_ms_of() {
-	awk -v f="$(col "${4:-$O}" flops "$1")" -v b="$(col "${4:-$O}" traffic "$1")" -v c="$2" -v x="$3" 'BEGIN {
-		r = b / 1e6; h = 1 / (1 + r * r); m = b * (h / 16e9 + (1 - h) / 10e9)
-		k = f / 1e11; printf "%.17g", (c * 2e-6 + (k > m ? k : m) + x) * 1e3 }'
+	want_cpu_ms "$(col "${4:-$O}" traffic "$1")" "$2" "$3" "$(col "${4:-$O}" flops "$1")"
 }
 
 @test "pn-featurize cpu_ms of an attention adds 40 cycles for each mask element a predictor misses" {

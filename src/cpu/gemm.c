@@ -201,7 +201,7 @@ void dn_attention(pn_run *r)
 	dnnl_dim_t B = (dnnl_dim_t)l->batch, S = (dnnl_dim_t)l->seq_len,
 		   E = (dnnl_dim_t)l->embed_dim, h = (dnnl_dim_t)l->heads;
 	dnnl_dim_t d = E / h, N = B * S, E3 = 3 * E;
-	float scale = (float)(1 / sqrt((double)d)), p = (float)r->cfg.dropout;
+	float scale = (float)(1 / sqrt((double)d)), p = (float)r->cfg.l.dropout;
 	int train = l->train;
 	dnnl_memory_desc_t mx = MD(2, N, E), mqkv = MD(2, N, E3),
 		mwin = MDS(2, DIMS(E, E3), DIMS(1, E)), mbin = MD(2, 1, E3),

@@ -772,7 +772,7 @@ static int ref_recover(char *msg, size_t n)
 static int ref_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 {
 	const pn_layer *l = &r->cfg.l;
-	float p = (float)r->cfg.dropout;
+	float p = (float)r->cfg.l.dropout;
 	(void)msg;
 	(void)n;
 	if (l->train && io->dw)

@@ -241,7 +241,7 @@ void dn_rnn(pn_run *r)
 	c->L = (int)l->layers;
 	c->type = l->type;
 	c->train = l->train;
-	c->p = (float)r->cfg.dropout;
+	c->p = (float)r->cfg.l.dropout;
 	int act = l->activation, L = c->L;
 	if (L > MAXL) {
 		dn_fail(r, PN_INVALID, "more than %d layers", MAXL);

@@ -437,7 +437,7 @@ void dn_elementwise(pn_run *r)
 		dn_reorder(r, FWD, e.x, e.y);
 		e.dx = e.dy;
 	} else if (strcmp(name, "dropout") == 0)
-		elem_dropout(r, &e, (float)r->cfg.dropout);
+		elem_dropout(r, &e, (float)r->cfg.l.dropout);
 	else if (pos)
 		elem_pow(r, &e);
 	else if (pn_elem_gated(name))

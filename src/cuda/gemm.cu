@@ -130,7 +130,7 @@ void attention(pn_run *r)
 	const pn_layer *l = &r->cfg.l;
 	int B = (int)l->batch, S = (int)l->seq_len, E = (int)l->embed_dim,
 	    h = (int)l->heads, d = E / h, N = B * S, E3 = 3 * E;
-	float scale = 1 / sqrtf((float)d), p = (float)r->cfg.dropout;
+	float scale = 1 / sqrtf((float)d), p = (float)r->cfg.l.dropout;
 	float a = 1 / sqrtf((float)E);
 	size_t nsc = (size_t)B * h * S * S;
 	void *x = tensor(r, (size_t)N * E);

@@ -21,7 +21,7 @@ void rnn(pn_run *r)
 	size_t dsz = 0;
 	CD(cudnnDropoutGetStatesSize(g.dnn, &dsz));
 	void *dstates = dalloc(r, dsz);
-	CD(cudnnSetDropoutDescriptor(drop, g.dnn, (float)r->cfg.dropout, dstates,
+	CD(cudnnSetDropoutDescriptor(drop, g.dnn, (float)r->cfg.l.dropout, dstates,
 				     dsz, g.o.seed));
 	CD(cudnnCreateRNNDescriptor(&r->rnn));
 	cudnnRNNDescriptor_t rd = r->rnn;

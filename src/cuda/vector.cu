@@ -107,7 +107,7 @@ void elementwise(pn_run *r)
 	const pn_layer *l = &r->cfg.l;
 	size_t n = (size_t)(l->batch * l->seq_len * l->dim);
 	int e = elem_op(l->op), two = pn_elem_binary(l->op);
-	float c = PN_ELEM_SCALAR, p = (float)r->cfg.dropout;
+	float c = PN_ELEM_SCALAR, p = (float)r->cfg.l.dropout;
 	if (e < 0 || e >= E_N)
 		failf(PN_INVALID, "unknown elementwise op '%s'", l->op);
 	void *x = e == E_POW ? tensor(r, n, 0.5f, 1.5f) : tensor(r, n);

@@ -57,7 +57,6 @@ int pn_config_read(const pn_tsv *in, const pn_config_cols *c, pn_config *cfg,
 				 pn_tsv_colname(in, e.col), e.msg);
 		return -1;
 	}
-	cfg->dropout = cfg->l.dropout;
 	if (opt_num(in, c->lr, 0, &cfg->lr, msg, n) != 0)
 		return -1;
 	if (cfg->lr < 0) {

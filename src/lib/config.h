@@ -4,8 +4,8 @@
  * a bad row.
  *
  * The training columns (pn_layer_columns with PN_LC_TRAINING writes
- * them in their place): layer.h's dropout, which pn_layer holds and
- * pn_config repeats, and beyond layer.h's:
+ * them in their place): layer.h's dropout, which pn_layer holds (l.dropout),
+ * and beyond layer.h's:
  *   learning_rate  the optimizer's learning rate (> 0; NA when the
  *                  optimizer is none)
  *
@@ -24,7 +24,6 @@
 typedef struct {
 	pn_layer l;
 	pn_prec prec;
-	double dropout;          /* l.dropout (layer.h) */
 	double lr;               /* 0 when absent or NA */
 } pn_config;
 

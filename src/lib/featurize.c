@@ -187,10 +187,11 @@ static double mask_rate(const pn_layer *l)
 	}
 }
 
-/* The elements of the dropout mask l applies in one pass (featurize.h):
- * attention's scores, an elementwise dropout's elements, the outputs of a
- * stacked recurrence's lower layers; applied again in a train row's
- * backward. */
+/* The elements of the dropout mask l would apply (featurize.h): an
+ * attention's scores, an elementwise op's elements, the outputs of a
+ * recurrence's lower layers; twice in a train row, whose backward applies
+ * it again.  The branch cost weighs them by mask_rate's misses, 0 where
+ * no mask is drawn. */
 static double mask_elements(const pn_layer *l)
 {
 	double n;
@@ -208,7 +209,7 @@ static double mask_elements(const pn_layer *l)
 	default:
 		return 0;
 	}
-	return mask_rate(l) > 0 ? n * (l->train ? 2 : 1) : 0;
+	return n * (l->train ? 2 : 1);
 }
 
 /* Cycles of pn-time's optimizer step per weight element, by optimizer
@@ -219,7 +220,6 @@ static double opt_cycles(int optimizer)
 	switch (optimizer) {
 	case PN_OPT_SGD: return 0.25;
 	case PN_OPT_ADADELTA: return 1.3;
-	case PN_OPT_NONE: return 0;
 	default: return 0.8;    /* adam adagrad rmsprop */
 	}
 }
@@ -253,8 +253,6 @@ static double cpu_lanes(const pn_gpu *g)
 	       strcmp(g->arch, "CPU-AVX2") == 0 ? 8 : 4;
 }
 
-/* pad_co, cpu_ms, mask_p and vec_tail (featurize.h); peak is the row's
- * unit peak, GFLOP/s. */
 /* A convolution's compute and layout work in seconds (featurize.h): its
  * forward reads a plain source when it has fewer than 16 input channels
  * (only the output channels padded), its backward passes blocked layouts
@@ -277,6 +275,8 @@ static double conv_seconds(const pn_layer *l, const pn_work *w, double hz,
 	return t;
 }
 
+/* pad_co, cpu_ms, mask_p and vec_tail (featurize.h); peak is the row's
+ * unit peak, GFLOP/s. */
 static void cpu_features(const pn_layer *l, const pn_work *w,
 			 const pn_gpu *g, double peak, double *f)
 {
@@ -284,11 +284,9 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	double r = b / (g->l2_mb * 1e6), hit = 1 / (1 + r * r);
 	double mem = b * (hit / (CPU_LLC_BPC * hz) +
 			  (1 - hit) / (g->mem_bw_gbs * 1e9));
-	double compute = w->flops * pad / (peak * 1e9);
-	if (l->type == PN_CONV2D) {    /* the sum: conv_seconds */
-		compute = conv_seconds(l, w, hz, peak * 1e9);
-		mem = 0;
-	}
+	double work = l->type == PN_CONV2D ?
+		      conv_seconds(l, w, hz, peak * 1e9) :
+		      fmax(w->flops * pad / (peak * 1e9), mem);
 	double cvt = 0;
 	if (!pn_unit_matrix(l->type) && l->bytes == 2)
 		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);
@@ -296,8 +294,8 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	double p = mask_rate(l), miss = p < 1 - p ? p : 1 - p;
 	double branch = mask_elements(l) * miss * CPU_MISS_CYCLES / hz;
 	f[PN_F_PAD_CO] = w->co * pad;
-	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + fmax(compute, mem) +
-			  cvt + branch + step_cycles(l, w) / hz) * 1e3;
+	f[PN_F_CPU_MS] = (calls * CPU_CALL_CYCLES / hz + work + cvt + branch +
+			  step_cycles(l, w) / hz) * 1e3;
 	f[PN_F_MASK_P] = p;
 	double lanes = cpu_lanes(g);
 	f[PN_F_VEC_TAIL] = lanes > 0 && pn_layer_defs[l->type].vector ?
