@@ -418,3 +418,60 @@ X
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-net: --seq: '0' is too small (at least 1)" ]
 }
+
+# ---- dropout ---------------------------------------------------------------
+
+# rate FILE NAME: the dropout column of the row named NAME
+rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k && $1==n{print $k}' "$1"; }
+
+@test "pn-net writes each dropout's rate from the config: attention, sublayer, embeddings" {
+	sed 's/"vocab_size": 1000/"vocab_size": 1000, "attn_pdrop": 0.3, "resid_pdrop": 0.2, "embd_pdrop": 0.4/' \
+		"$N/tiny-gpt2.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 16 >"$T/o"
+	[ "$(rate "$T/o" h.0-1.attn)" = 0.3 ]
+	[ "$(rate "$T/o" h.0-1.attn.dropout)" = 0.2 ]
+	[ "$(rate "$T/o" h.0-1.mlp.dropout)" = 0.2 ]
+	[ "$(rate "$T/o" embed.dropout)" = 0.4 ]
+}
+
+@test "pn-net writes NA as the dropout of a row that draws no mask" {
+	pn-net --hf "$N/tiny-gpt2.json" --seq 16 >"$T/o"
+	[ "$(rate "$T/o" h.0-1.ln_1)" = NA ]
+	[ "$(rate "$T/o" h.0-1.mlp.gelu)" = NA ]
+	[ "$(rate "$T/o" h.0-1.mlp.fc)" = NA ]
+}
+
+@test "pn-net writes no dropout column for a model without dropout" {
+	pn-net --arch resnet50 >"$T/o"
+	! head -1 "$T/o" | grep -q dropout
+	sed 's/"vocab_size": 1000/"vocab_size": 1000, "attn_pdrop": 0, "resid_pdrop": 0, "embd_pdrop": 0/' \
+		"$N/tiny-gpt2.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" >"$T/o"
+	! grep -q dropout "$T/o"
+}
+
+@test "pn-net gives T5's attention probabilities and MLP activation their own dropout rows" {
+	pn-net --hf "$C/t5-small.json" --seq 64 >"$T/o"
+	# 8 heads of 64 x 64 scores; d_ff 2048
+	[ "$(awk -F'\t' '$1 == "encoder.block.0-5.attn.attn_dropout" {print $3, $6, $7, $8}' "$T/o")" = "dropout 8 64 64" ]
+	[ "$(awk -F'\t' '$1 == "encoder.block.0-5.mlp.act_dropout" {print $3, $6, $7, $8}' "$T/o")" = "dropout 1 64 2048" ]
+	[ "$(rate "$T/o" encoder.block.0-5.attn.attn_dropout)" = 0.1 ]
+	[ "$(awk -F'\t' 'NR > 1 {print $1}' "$T/o" | sort | uniq -d)" = "" ]
+}
+
+@test "pn-net drops VGG's classifier at 0.5 and MobileNetV2's at 0.2" {
+	pn-net --arch vgg16 >"$T/o"
+	[ "$(rate "$T/o" drop6),$(rate "$T/o" drop7)" = 0.5,0.5 ]
+	pn-net --arch mobilenet_v2 >"$T/o"
+	[ "$(rate "$T/o" dropout)" = 0.2 ]
+}
+
+@test "pn-sum keeps a network's attention dropout mask in memory" {
+	for p in 0 0.1; do
+		sed "s/\"vocab_size\": 1000/\"vocab_size\": 1000, \"attn_pdrop\": $p/" \
+			"$N/tiny-gpt2.json" | pn-net --hf - --seq 128 >"$T/n$p"
+		pn-sum --fallback roofline --device T4 -b 8 "$T/n$p" 2>/dev/null |
+			col /dev/stdin peak_gb 1 >"$T/m$p"
+	done
+	awk -v a="$(cat "$T/m0")" -v b="$(cat "$T/m0.1")" 'BEGIN { exit !(b > a) }'
+}

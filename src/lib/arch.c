@@ -98,14 +98,23 @@ static void dense(pn_arch *a, const char *name, double rep, double tokens,
 static void vec(pn_arch *a, const char *name, double rep, pn_layer_type t,
 		const char *op, double batch, double seq, double dim)
 {
-	if (op && strcmp(op, "dropout") == 0 && a->o.phase != PN_PH_TRAIN)
-		return;
 	pn_layer *l = row(a, t, rep, "%s", name);
 	if (op)
 		snprintf(l->op, sizeof l->op, "%s", op);
 	l->batch = batch;
 	l->seq_len = seq;
 	l->dim = dim;
+}
+
+/* A dropout of rate p over batch x seq x dim: none at rate 0 or outside
+ * training. */
+static void drop(pn_arch *a, const char *name, double rep, double p,
+		 double batch, double seq, double dim)
+{
+	if (p <= 0 || a->o.phase != PN_PH_TRAIN)
+		return;
+	vec(a, name, rep, PN_ELEMENTWISE, "dropout", batch, seq, dim);
+	a->r[a->n - 1].l.dropout = p;
 }
 
 static void embedding(pn_arch *a, const char *name, double rep, double seq,
@@ -174,9 +183,13 @@ double pn_arch_params(const pn_arch *a)
 void pn_arch_write(const pn_arch *a, FILE *f)
 {
 	int flags = 0;
-	for (long i = 0; i < a->n; i++)
-		if (a->r[i].l.no_input_grad)
-			flags = PN_LC_INPUT_GRAD;
+	for (long i = 0; i < a->n; i++) {
+		const pn_layer *l = &a->r[i].l;
+		if (l->no_input_grad)
+			flags |= PN_LC_INPUT_GRAD;
+		if (pn_layer_masks(l) && l->dropout > 0)
+			flags |= PN_LC_DROPOUT;
+	}
 	pn_network_put_header(f, flags);
 	int phase = a->o.phase == PN_PH_TRAIN ? PN_PH_TRAIN : PN_PH_FWD;
 	for (long i = 0; i < a->n; i++)
@@ -305,9 +318,9 @@ static int vgg(pn_arch *a, int depth, pn_arch_err *e)
 		pool(a, "avgpool", 1, "avg", 512, x, x - 6 * s, s, 0);
 	}
 	dense(a, "fc6", 1, 1, 25088, 4096, 1, PN_ACT_RELU);
-	vec(a, "drop6", 1, PN_ELEMENTWISE, "dropout", 1, 1, 4096);
+	drop(a, "drop6", 1, 0.5, 1, 1, 4096);
 	dense(a, "fc7", 1, 1, 4096, 4096, 1, PN_ACT_RELU);
-	vec(a, "drop7", 1, PN_ELEMENTWISE, "dropout", 1, 1, 4096);
+	drop(a, "drop7", 1, 0.5, 1, 1, 4096);
 	dense(a, "fc8", 1, 1, 4096, (double)a->o.classes, 1, PN_ACT_NONE);
 	vec(a, "softmax", 1, PN_SOFTMAX, NULL, 1, 1, (double)a->o.classes);
 	return 0;
@@ -438,7 +451,7 @@ static int mobilenet_v2(pn_arch *a, pn_arch_err *e)
 	snprintf(nm, sizeof nm, "features.%d.relu6", f);
 	relu(a, nm, 1, 1280, x);
 	gap(a, 1280, x);
-	vec(a, "dropout", 1, PN_ELEMENTWISE, "dropout", 1, 1, 1280);
+	drop(a, "dropout", 1, 0.2, 1, 1, 1280);
 	classifier(a, 1280);
 	return 0;
 }
@@ -667,7 +680,9 @@ typedef struct {
 			       embedding's and head's width), else 0 */
 	int post, rms, gated, act, qkv_bias, o_bias, mlp_bias, rotary, tied,
 	    mlm, t5;
-	double drop, embdrop;
+	double drop, embdrop;   /* after a sublayer, after the embeddings */
+	double attdrop, actdrop; /* on attention's probabilities, after the
+				    MLP's activation */
 } tf;
 
 static const char *const families[] = {
@@ -686,6 +701,7 @@ static void read_bert(cfgr *c, tf *t)
 	t->types = key_whole(c, "type_vocab_size", 2);
 	t->act = key_act(c, "hidden_act", "gelu");
 	t->drop = t->embdrop = key_prob(c, "hidden_dropout_prob", 0.1);
+	t->attdrop = key_prob(c, "attention_probs_dropout_prob", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->post = t->mlm = 1;
 	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
@@ -702,6 +718,7 @@ static void read_gpt2(cfgr *c, tf *t)
 	t->act = key_act(c, "activation_function", "gelu_new");
 	t->drop = key_prob(c, "resid_pdrop", 0.1);
 	t->embdrop = key_prob(c, "embd_pdrop", 0.1);
+	t->attdrop = key_prob(c, "attn_pdrop", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
 }
@@ -715,6 +732,7 @@ static void read_neox(cfgr *c, tf *t)
 	t->V = key_whole(c, "vocab_size", -1);
 	t->act = key_act(c, "hidden_act", "gelu");
 	t->drop = key_prob(c, "hidden_dropout", 0);
+	t->attdrop = key_prob(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 0);
 	t->qkv_bias = t->o_bias = key_bool(c, "attention_bias", 1);
 	t->mlp_bias = t->rotary = 1;
@@ -731,6 +749,8 @@ static void read_opt(cfgr *c, tf *t)
 	t->Poff = 2;
 	t->act = key_act(c, "activation_function", "relu");
 	t->drop = t->embdrop = key_prob(c, "dropout", 0.1);
+	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->actdrop = key_prob(c, "activation_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias =
 		key_bool(c, "enable_bias", 1);
@@ -749,6 +769,7 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->I = key_whole(c, "intermediate_size", -1);
 	t->V = key_whole(c, "vocab_size", -1);
 	t->act = key_act(c, "hidden_act", "silu");
+	t->attdrop = key_prob(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 0);
 	int qwen = strcmp(type, "qwen2") == 0;
 	t->o_bias = qwen ? 0 : key_bool(c, "attention_bias", 0);
@@ -778,7 +799,8 @@ static void read_t5(cfgr *c, tf *t)
 	t->act = key_act(c, "feed_forward_proj", "relu");
 	if (t->act == 'G')
 		t->act = 'g', t->gated = 1;
-	t->drop = t->embdrop = key_prob(c, "dropout_rate", 0.1);
+	t->drop = t->embdrop = t->attdrop = t->actdrop =
+		key_prob(c, "dropout_rate", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->rms = t->t5 = 1;
 }
@@ -853,6 +875,7 @@ static void attention(pn_arch *a, const tf *t, const char *p, double rep,
 		l->seq_len = Sq;
 		l->embed_dim = E;
 		l->heads = h;
+		l->dropout = a->o.phase == PN_PH_TRAIN ? t->attdrop : 0;
 		return;
 	}
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s.attn." suffix, p), nm)
@@ -870,6 +893,7 @@ static void attention(pn_arch *a, const tf *t, const char *p, double rep,
 		vec(a, NM("position_bias.add"), rep, PN_ELEMENTWISE, "add", 1,
 		    h * Sq, Skv);
 	vec(a, NM("softmax"), rep, PN_SOFTMAX, NULL, h, Sq, Skv);
+	drop(a, NM("attn_dropout"), rep, t->attdrop, h, Sq, Skv);
 	bmm(a, NM("context"), rep, h, Sq, Skv, hd);
 	dense(a, NM("o_proj"), rep, Sq, h * hd, E, t->o_bias, 0);
 #undef NM
@@ -914,6 +938,7 @@ static void mlp(pn_arch *a, const tf *t, const char *p, double rep, double S)
 		dense(a, NM("fc"), rep, S, E, I, b, 0);
 		act(a, t, p, rep, S, I);
 	}
+	drop(a, NM("act_dropout"), rep, t->actdrop, 1, S, I);
 	dense(a, NM("proj"), rep, S, I, E, b, 0);
 #undef NM
 }
@@ -938,10 +963,8 @@ static void residual(pn_arch *a, const tf *t, const char *p, double rep,
 		     double S)
 {
 	char nm[160];
-	if (t->drop > 0) {
-		snprintf(nm, sizeof nm, "%s.dropout", p);
-		vec(a, nm, rep, PN_ELEMENTWISE, "dropout", 1, S, (double)t->E);
-	}
+	snprintf(nm, sizeof nm, "%s.dropout", p);
+	drop(a, nm, rep, t->drop, 1, S, (double)t->E);
 	snprintf(nm, sizeof nm, "%s.add", p);
 	vec(a, nm, rep, PN_ELEMENTWISE, "add", 1, S, (double)t->E);
 }
@@ -988,9 +1011,7 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 		vec(a, "embeddings.add", t->types ? 2 : 1, PN_ELEMENTWISE,
 		    "add", 1, S, E);
 		norm(a, t, "embeddings.ln", 1, S);
-		if (t->embdrop > 0)
-			vec(a, "embeddings.dropout", 1, PN_ELEMENTWISE,
-			    "dropout", 1, S, E);
+		drop(a, "embeddings.dropout", 1, t->embdrop, 1, S, E);
 		return;
 	}
 	embedding(a, "wte", 1, S, (double)t->V, t->proj ? (double)t->proj : E);
@@ -1000,8 +1021,7 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 		embedding(a, "wpe", 1, S, (double)t->P, E);
 		vec(a, "embed.add", 1, PN_ELEMENTWISE, "add", 1, S, E);
 	}
-	if (t->embdrop > 0)
-		vec(a, "embed.dropout", 1, PN_ELEMENTWISE, "dropout", 1, S, E);
+	drop(a, "embed.dropout", 1, t->embdrop, 1, S, E);
 }
 
 /* The loss head: BERT's masked-LM head, or an LM head; then the softmax. */
@@ -1041,11 +1061,8 @@ static void t5(pn_arch *a, const tf *t, double Senc, double Sdec)
 				  (double)t->E);
 			params(a, 0);
 		}
-		if (t->embdrop > 0) {
-			snprintf(nm, sizeof nm, "%s.dropout", stack);
-			vec(a, nm, 1, PN_ELEMENTWISE, "dropout", 1, S,
-			    (double)t->E);
-		}
+		snprintf(nm, sizeof nm, "%s.dropout", stack);
+		drop(a, nm, 1, t->embdrop, 1, S, (double)t->E);
 		pn_layer *l = row(a, PN_EMBEDDING, 1, "%s.block.0.attn."
 				  "relative_attention_bias", stack);
 		l->seq_len = S * S;
@@ -1055,11 +1072,8 @@ static void t5(pn_arch *a, const tf *t, double Senc, double Sdec)
 		blocks(a, t, nm, L, S, dec ? Senc : 0);
 		snprintf(nm, sizeof nm, "%s.ln_f", stack);
 		norm(a, t, nm, 1, S);
-		if (t->embdrop > 0) {
-			snprintf(nm, sizeof nm, "%s.ln_f.dropout", stack);
-			vec(a, nm, 1, PN_ELEMENTWISE, "dropout", 1, S,
-			    (double)t->E);
-		}
+		snprintf(nm, sizeof nm, "%s.ln_f.dropout", stack);
+		drop(a, nm, 1, t->embdrop, 1, S, (double)t->E);
 	}
 	head(a, t, Sdec);
 }

@@ -175,16 +175,7 @@ static double cpu_padding(const pn_layer *l)
 /* The dropout rate of the mask l draws (featurize.h, mask_p). */
 static double mask_rate(const pn_layer *l)
 {
-	switch (l->type) {
-	case PN_ATTENTION:
-		return l->dropout;
-	case PN_ELEMENTWISE:
-		return strcmp(l->op, "dropout") == 0 ? l->dropout : 0;
-	case PN_RNN: case PN_LSTM: case PN_GRU:
-		return l->layers > 1 ? l->dropout : 0;
-	default:
-		return 0;
-	}
+	return pn_layer_masks(l) ? l->dropout : 0;
 }
 
 /* The elements of the dropout mask l would apply (featurize.h): an

@@ -550,6 +550,20 @@ int pn_layer_columns(pn_layer_type t, int flags, const char **cols)
 	return n;
 }
 
+int pn_layer_masks(const pn_layer *l)
+{
+	switch (l->type) {
+	case PN_ATTENTION:
+		return 1;
+	case PN_ELEMENTWISE:
+		return strcmp(l->op, "dropout") == 0;
+	case PN_RNN: case PN_LSTM: case PN_GRU:
+		return l->layers > 1;
+	default:
+		return 0;
+	}
+}
+
 const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
 			   char *buf)
 {

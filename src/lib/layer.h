@@ -73,7 +73,9 @@
  *               stacked layers; elementwise op dropout: its rate): 0
  *               when absent or NA, 0.5 on an elementwise row.  Read on
  *               every type (a type without a mask keeps the number and
- *               ignores it); written only with PN_LC_TRAINING.
+ *               ignores it); written only with PN_LC_TRAINING, or in a
+ *               network with PN_LC_DROPOUT on the rows that draw a
+ *               mask (pn_layer_masks).
  * config.h adds the training column learning_rate.
  */
 #ifndef PN_LAYER_H
@@ -272,8 +274,11 @@ enum {
 			       (one header for layernorm softmax elementwise) */
 	PN_LC_TRAINING = 2, /* the training columns of config.h: dropout
 			       where it applies, learning_rate */
-	PN_LC_INPUT_GRAD = 4 /* input_grad, after activation, on the types
-			       that take it */
+	PN_LC_INPUT_GRAD = 4, /* input_grad, after activation, on the types
+				that take it */
+	PN_LC_DROPOUT = 8   /* a network's dropout column (pn_network_put_row):
+			       the rate of a dropout op or an attention's
+			       probabilities, NA on the other rows */
 };
 
 /* The columns of a row of type t, in the contract's order: layer, op,
@@ -281,6 +286,11 @@ enum {
  * optimizer, learning_rate (each where it applies; flags PN_LC_*).
  * Returns how many were written to cols (at most 24). */
 int pn_layer_columns(pn_layer_type t, int flags, const char **cols);
+
+/* Whether l draws a dropout mask at its rate l->dropout: an elementwise
+ * op dropout, an attention (on its probabilities), a recurrence of more
+ * than one layer (between them). */
+int pn_layer_masks(const pn_layer *l);
 
 /* The value of column name of l, at precision prec, as written in a layer
  * row: type and enumerated names, numbers in their shortest form (pass:

@@ -284,6 +284,8 @@ void pn_network_put_header(FILE *f, int flags)
 		fprintf(f, "%s%s", i ? "\t" : "", pn_network_out_cols[i]);
 	if (flags & PN_LC_INPUT_GRAD)
 		fputs("\tinput_grad", f);
+	if (flags & PN_LC_DROPOUT)
+		fputs("\tdropout", f);
 	putc('\n', f);
 }
 
@@ -310,5 +312,10 @@ void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
 	if (flags & PN_LC_INPUT_GRAD)
 		fprintf(f, "\t%s", pn_layer_defs[l->type].input_grad ?
 			pn_layer_field(l, prec, "input_grad", buf) : "NA");
+	if (flags & PN_LC_DROPOUT) {
+		if (pn_layer_masks(l))
+			pn_fmt_num(buf, l->dropout);
+		fprintf(f, "\t%s", pn_layer_masks(l) ? buf : "NA");
+	}
 	putc('\n', f);
 }
