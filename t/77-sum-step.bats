@@ -132,3 +132,16 @@ setup_file() {
 	[ "$status" -eq 0 ]
 	[ "$(column "$T/out" rule)" = whole ]
 }
+
+@test "pn-sum's backward of an attention with a dropout rate applies the mask again on the probabilities' gradient" {
+	for p in 0 0.1; do
+		printf 'name\tlayer\tphase\tbatch\tseq_len\tembed_dim\theads\tdropout\tprecision\toptimizer\nattn\tattention\ttrain\t1\t64\t128\t4\t%s\tfp32\tnone\n' "$p" >"$T/a$p.tsv"
+		pn-sum -m "$BATS_FILE_TMPDIR/m.model" --fallback roofline $G -d UNIT -b 2 \
+			"$T/a$p.tsv" 2>/dev/null | col /dev/stdin bwd_ms 1 >"$T/b$p"
+	done
+	# the mask over (B h, S, S) = (8, 64, 64), by the roofline
+	printf 'layer\top\tbatch\tseq_len\tdim\tdropout\tprecision\tpass\toptimizer\nelementwise\tdropout\t8\t64\t64\t0.1\tfp32\tfwd\tnone\n' |
+		pn-featurize --gpuspecs "$FIX/sum/gpus.tsv" --device UNIT | col /dev/stdin roofline_ms 1 >"$T/mask"
+	awk -v a="$(cat "$T/b0")" -v b="$(cat "$T/b0.1")" -v m="$(cat "$T/mask")" \
+		'BEGIN { d = b - a - m; exit !(m > 0 && d < 1e-9 * b && d > -1e-9 * b) }'
+}

@@ -178,6 +178,14 @@ static pn_step_part *attention_bwd(pn_step_part *p, const pn_layer *l)
 	p = reduce(p, "out-proj.bias-grad", l, bs, 1, E);
 	p = bmm(p, "context.grad-a", l, bh, S, d, S);
 	p = bmm(p, "context.grad-b", l, bh, S, S, d);
+	if (l->dropout > 0) {           /* the mask again, on dP */
+		pn_layer m = blank(l, PN_ELEMENTWISE, "dropout");
+		m.batch = bh;
+		m.seq_len = S;
+		m.dim = S;
+		m.dropout = l->dropout;
+		p = add(p, "dropout.input-grad", PN_PH_BWD, m, 0);
+	}
 	pn_layer s = blank(l, PN_SOFTMAX, NULL);
 	s.batch = bh * S;
 	s.seq_len = 1;

@@ -34,11 +34,13 @@
  *     attention         the backward of its ops (d = E / h): out-proj
  *                         dense (BS, E, E) and (E, BS, E) + bias-grad
  *                         (BS, 1, E); context bmm (Bh, S, S, d): bmm (Bh,
- *                         S, d, S) and (Bh, S, S, d); softmax (BhS, 1, S);
+ *                         S, d, S) and (Bh, S, S, d); with a dropout
+ *                         rate, dropout.input-grad elementwise dropout
+ *                         (Bh, S, S) at the rate; softmax (BhS, 1, S);
  *                         scores bmm (Bh, S, d, S): bmm (Bh, S, S, d) and
  *                         (Bh, d, S, S); in-proj dense (BS, E, 3E): dense
  *                         (BS, 3E, E) and (3E, BS, E) + bias-grad (BS, 1,
- *                         3E).  Dropout and the scaling are not counted
+ *                         3E).  The scaling is not counted
  *     embedding         grad-zero mem of V E elements (PyTorch's dense
  *                         embedding backward zero-fills the table's
  *                         gradient), scatter-add elementwise add (B, S, E)
