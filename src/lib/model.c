@@ -164,8 +164,7 @@ char *pn_mread_raw(pn_mreader *r)
 	return r->buf;
 }
 
-/* Split buf in place at runs of spaces and tabs. */
-static int split(char *s, char **tok, int max)
+int pn_mread_split(char *s, char **tok, int max)
 {
 	int n = 0;
 	for (;;) {
@@ -199,7 +198,7 @@ int pn_mread_line(pn_mreader *r, char **tok, int max)
 		r->at_end = 1;
 		return 0;
 	}
-	int n = split(r->buf, tok, max);
+	int n = pn_mread_split(r->buf, tok, max);
 	if (n == 0)
 		pn_mread_die(r, "empty line");
 	return n;

@@ -83,6 +83,9 @@ typedef struct pn_mreader pn_mreader;
 /* Next line's tokens (the first max of them stored in tok); returns the
  * count of tokens on the line, which may exceed max, or 0 at "end". */
 int pn_mread_line(pn_mreader *r, char **tok, int max);
+/* Split s in place at runs of spaces and tabs into at most max tokens
+ * (the first max stored in tok); returns the full count. */
+int pn_mread_split(char *s, char **tok, int max);
 /* Next line must be "key v1 v2 ..." with exactly n numbers. */
 void pn_mread_nums(pn_mreader *r, const char *key, double *v, size_t n);
 /* The same for a line of key or of alt: returns 1 for alt's, 0 for key's

@@ -175,25 +175,6 @@ void pn_model_free(pn_model *m)
 
 /* ---- reading ---------------------------------------------------------- */
 
-/* Split s in place into at most max tokens; returns the full count. */
-static int split(char *s, char **tok, int max)
-{
-	int n = 0;
-	for (;;) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!*s)
-			return n;
-		if (n < max)
-			tok[n] = s;
-		n++;
-		while (*s && *s != ' ' && *s != '\t')
-			s++;
-		if (*s)
-			*s++ = '\0';
-	}
-}
-
 /* The next header line, which must start with key; returns its tokens
  * (count in *n, at most max). */
 static char **header_line(pn_mreader *r, const char *key, char **tok,
@@ -202,7 +183,7 @@ static char **header_line(pn_mreader *r, const char *key, char **tok,
 	char *s = pn_mread_raw(r);
 	if (!s)
 		pn_mread_die(r, "unexpected end of file, want '%s'", key);
-	*n = split(s, tok, max);
+	*n = pn_mread_split(s, tok, max);
 	if (*n == 0)
 		pn_mread_die(r, "empty line, want '%s'", key);
 	if (strcmp(tok[0], key) != 0)
@@ -285,7 +266,7 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 		if (!line)
 			pn_mread_die(r, "unexpected end of file, want "
 				     "'target'");
-		n = split(line, tok, 3);
+		n = pn_mread_split(line, tok, 3);
 		if (n >= 1 && strcmp(tok[0], "fold") == 0) {
 			read_fold(r, m, prev, tok, n);
 			m->target = header_word(r, "target");
@@ -373,7 +354,7 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 			pn_model_add_info(m, "%s", v);
 			continue;
 		}
-		int n = split(s, tok, 6);
+		int n = pn_mread_split(s, tok, 6);
 		if (n == 1 && strcmp(tok[0], "body") == 0)
 			break;
 		if (n >= 1 && strcmp(tok[0], "logo") == 0) {
@@ -401,7 +382,7 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 		s = pn_mread_raw(r);
 		if (!s)
 			pn_mread_die(r, "unexpected end of file, want 'end'");
-		n = split(s, tok, 2);
+		n = pn_mread_split(s, tok, 2);
 		if (n != 1 || strcmp(tok[0], "end") != 0)
 			pn_mread_die(r, "'%.40s', want 'end'",
 				     n ? tok[0] : "");
@@ -418,7 +399,7 @@ pn_modelset *pn_modelset_load(const char *path)
 	char *s;
 	while ((s = pn_mread_raw(r))) {
 		char *tok[3];
-		int n = split(s, tok, 3);
+		int n = pn_mread_split(s, tok, 3);
 		if (n < 1 || strcmp(tok[0], "pn-model") != 0)
 			pn_mread_die(r, ms->n ? "'%.40s' after 'end', want "
 				     "'pn-model'" : "'%.40s', want 'pn-model' "
