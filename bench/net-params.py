@@ -122,7 +122,7 @@ def opt(c):                        # modeling_opt.py: OPTForCausalLM
     return m
 
 
-def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral}.py
+def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma}.py
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     h = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", h)
@@ -148,7 +148,8 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral}.py
                      for _ in range(c["num_hidden_layers"])])
     m.norm = RMSNorm(H)
     m.lm_head = lin(H, V, False)
-    if c.get("tie_word_embeddings", False):
+    # GemmaConfig ties by default; the others do not
+    if c.get("tie_word_embeddings", c["model_type"] == "gemma"):
         m.lm_head.weight = m.embed_tokens.weight
     return m
 
@@ -190,7 +191,7 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
 
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
-            "mixtral": llama, "t5": t5}
+            "mixtral": llama, "t5": t5, "gemma": llama}
 
 
 def seq2seq():

@@ -36,6 +36,10 @@ params() {
 	params --hf "$C/gpt2-large.json" 774030080
 }
 
+@test "pn-net counts Gemma-2B (one key/value head, head_dim 256, tied head) as torch does" {
+	params --hf "$C/gemma-2b.json" 2506172416
+}
+
 @test "pn-net counts Pythia-70M (GPT-NeoX, untied head) as torch does" {
 	params --hf "$C/pythia-70m.json" 70426624
 }
@@ -315,7 +319,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -474,4 +478,19 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 			col /dev/stdin peak_gb 1 >"$T/m$p"
 	done
 	awk -v a="$(cat "$T/m0")" -v b="$(cat "$T/m0.1")" 'BEGIN { exit !(b > a) }'
+}
+
+@test "pn-net scales Gemma's embeddings and gates its MLP with GELU" {
+	pn-net --hf "$C/gemma-2b.json" --seq 64 >"$T/o"
+	[ "$(awk -F'\t' '$1 == "embed.scale" {print $3, $6, $7, $8}' "$T/o")" = "mul 1 64 2048" ]
+	[ "$(awk -F'\t' '$1 ~ /mlp\.gelu_mul$/ {print $8}' "$T/o")" = 16384 ]
+	pn-net --hf "$C/tinyllama-1.1b.json" --seq 64 >"$T/l"
+	! grep -q embed.scale "$T/l"
+}
+
+@test "pn-net takes Gemma's hidden_activation before its hidden_act" {
+	sed 's/"hidden_act": "gelu",/"hidden_act": "gelu", "hidden_activation": "silu",/' \
+		"$C/gemma-2b.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	grep -q 'mlp\.silu_mul' "$T/o"
 }

@@ -680,6 +680,7 @@ typedef struct {
 			       embedding's and head's width), else 0 */
 	int post, rms, gated, act, qkv_bias, o_bias, mlp_bias, rotary, tied,
 	    mlm, t5;
+	int embscale;       /* gemma: the embeddings times sqrt(E) */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -687,7 +688,7 @@ typedef struct {
 
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
-	"qwen2", "mixtral", "t5", 0
+	"qwen2", "mixtral", "t5", "gemma", 0
 };
 
 static void read_bert(cfgr *c, tf *t)
@@ -768,9 +769,15 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->hd = key_whole(c, "head_dim", 0);
 	t->I = key_whole(c, "intermediate_size", -1);
 	t->V = key_whole(c, "vocab_size", -1);
-	t->act = key_act(c, "hidden_act", "silu");
+	int gemma = strcmp(type, "gemma") == 0;
+	/* gemma: hidden_activation where given (transformers prefers it),
+	 * tied embeddings by default, the embeddings scaled */
+	t->act = gemma && key(c, "hidden_activation") ?
+		 key_act(c, "hidden_activation", "gelu_pytorch_tanh") :
+		 key_act(c, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
 	t->attdrop = key_prob(c, "attention_dropout", 0);
-	t->tied = key_bool(c, "tie_word_embeddings", 0);
+	t->tied = key_bool(c, "tie_word_embeddings", gemma);
+	t->embscale = gemma;
 	int qwen = strcmp(type, "qwen2") == 0;
 	t->o_bias = qwen ? 0 : key_bool(c, "attention_bias", 0);
 	t->qkv_bias = qwen ? 1 : t->o_bias;
@@ -1015,6 +1022,8 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 		return;
 	}
 	embedding(a, "wte", 1, S, (double)t->V, t->proj ? (double)t->proj : E);
+	if (t->embscale)
+		vec(a, "embed.scale", 1, PN_ELEMENTWISE, "mul", 1, S, E);
 	if (t->proj)
 		dense(a, "project_in", 1, S, (double)t->proj, E, 0, 0);
 	if (t->P) {

@@ -15,38 +15,48 @@
  *   bert roberta   num_hidden_layers hidden_size num_attention_heads
  *                  intermediate_size vocab_size max_position_embeddings
  *                  (512) type_vocab_size (2) hidden_act (gelu)
- *                  hidden_dropout_prob (0.1) tie_word_embeddings (true):
+ *                  hidden_dropout_prob (0.1) attention_probs_dropout_prob
+ *                  (0.1) tie_word_embeddings (true):
  *                  post-norm blocks, the masked-LM head (transform, GELU,
  *                  layer norm, decoder to the vocabulary; its weight tied
  *                  to the word embedding, its bias not)
  *   gpt2           n_layer n_embd n_head n_inner (4 n_embd) vocab_size
  *                  n_positions activation_function (gelu_new) resid_pdrop
- *                  embd_pdrop (0.1) tie_word_embeddings (true)
+ *                  embd_pdrop attn_pdrop (0.1) tie_word_embeddings (true)
  *   gpt_neox       num_hidden_layers hidden_size num_attention_heads
  *                  intermediate_size vocab_size hidden_act (gelu)
- *                  attention_bias (true) hidden_dropout (0)
+ *                  attention_bias (true) hidden_dropout attention_dropout
+ *                  (0)
  *                  tie_word_embeddings (false); rotary positions
  *   opt            num_hidden_layers hidden_size num_attention_heads ffn_dim
  *                  vocab_size max_position_embeddings (its table holds 2
  *                  more) activation_function (relu) dropout (0.1)
+ *                  attention_dropout activation_dropout (0)
  *                  enable_bias (true) do_layer_norm_before (true)
  *                  tie_word_embeddings (true) word_embed_proj_dim
  *                  (hidden_size; when it differs, as in opt-350m, the
  *                  word embedding and the head are that wide, with
  *                  project_in and project_out dense layers without bias)
- *   llama mistral qwen2 mixtral
+ *   llama mistral qwen2 mixtral gemma
  *                  num_hidden_layers hidden_size num_attention_heads
  *                  num_key_value_heads (= heads) head_dim (hidden / heads)
  *                  intermediate_size vocab_size hidden_act (silu)
  *                  attention_bias (false; qwen2: q, k, v biased, o not)
- *                  mlp_bias (false) tie_word_embeddings (false); RMSNorm,
- *                  gated MLP, rotary positions; mixtral (or any of these
- *                  with num_local_experts): num_local_experts
- *                  num_experts_per_tok, a router and that many experts
+ *                  attention_dropout (0) mlp_bias (false)
+ *                  tie_word_embeddings (false); RMSNorm, gated MLP, rotary
+ *                  positions; mixtral (or any of these with
+ *                  num_local_experts): num_local_experts
+ *                  num_experts_per_tok, a router and that many experts;
+ *                  gemma: hidden_activation (else hidden_act;
+ *                  gelu_pytorch_tanh), tie_word_embeddings (true), the
+ *                  embeddings times sqrt(hidden_size) (embed.scale, an
+ *                  elementwise mul)
  *   t5             num_layers num_decoder_layers (= num_layers) d_model
  *                  d_kv num_heads d_ff vocab_size feed_forward_proj (relu;
  *                  gated-gelu) relative_attention_num_buckets (32)
- *                  dropout_rate (0.1) tie_word_embeddings (true):
+ *                  dropout_rate (0.1; also on attention's probabilities
+ *                  and after the MLP's activation) tie_word_embeddings
+ *                  (true):
  *                  encoder-decoder, RMSNorm without bias, relative position
  *                  bias in the first block of each stack; the decoder's
  *                  sequence is dec_seq (default seq), its cross-attention
