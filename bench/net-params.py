@@ -154,6 +154,25 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma
     return m
 
 
+def phi3(c):                       # modeling_phi3.py: Phi3ForCausalLM
+    H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    h = c["num_attention_heads"]
+    kv = c.get("num_key_value_heads", h)
+    hd = H // h
+    m = nn.Module()
+    m.embed_tokens = emb(V, H)
+    m.layers = seq(*[seq(lin(h * hd, H, False),                 # o_proj
+                         lin(H, (h + 2 * kv) * hd, False),      # qkv_proj
+                         lin(H, 2 * I, False), lin(I, H, False),  # mlp
+                         RMSNorm(H), RMSNorm(H))
+                     for _ in range(c["num_hidden_layers"])])
+    m.norm = RMSNorm(H)
+    m.lm_head = lin(H, V, False)
+    if c.get("tie_word_embeddings", False):
+        m.lm_head.weight = m.embed_tokens.weight
+    return m
+
+
 def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
     d, dff, V = c["d_model"], c["d_ff"], c["vocab_size"]
     inner = c["num_heads"] * c["d_kv"]
@@ -191,7 +210,7 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
 
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
-            "mixtral": llama, "t5": t5, "gemma": llama}
+            "mixtral": llama, "t5": t5, "gemma": llama, "phi3": phi3}
 
 
 def seq2seq():

@@ -40,6 +40,10 @@ params() {
 	params --hf "$C/gemma-2b.json" 2506172416
 }
 
+@test "pn-net counts Phi-3-mini (fused projections, untied head) as torch does" {
+	params --hf "$C/phi-3-mini-4k.json" 3821079552
+}
+
 @test "pn-net counts Pythia-70M (GPT-NeoX, untied head) as torch does" {
 	params --hf "$C/pythia-70m.json" 70426624
 }
@@ -319,7 +323,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -493,4 +497,12 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 		"$C/gemma-2b.json" >"$T/c.json"
 	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
 	grep -q 'mlp\.silu_mul' "$T/o"
+}
+
+@test "pn-net gives Phi-3 one qkv_proj and one gate_up dense layer" {
+	pn-net --hf "$C/phi-3-mini-4k.json" --seq 64 >"$T/o"
+	# q, k and v of 32 heads of 96: 3 x 3072; gate and up: 2 x 8192
+	[ "$(awk -F'\t' '$1 ~ /\.(qkv_proj|gate_up)$/ {print $6, $9, $10}' "$T/o" | tr '\n' ,)" = \
+	  "64 3072 9216,64 3072 16384," ]
+	! grep -q -e q_proj -e '\.up\b' "$T/o"
 }

@@ -681,6 +681,7 @@ typedef struct {
 	int post, rms, gated, act, qkv_bias, o_bias, mlp_bias, rotary, tied,
 	    mlm, t5;
 	int embscale;       /* gemma: the embeddings times sqrt(E) */
+	int fused;          /* phi3: one qkv_proj and one gate_up_proj */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -688,7 +689,7 @@ typedef struct {
 
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
-	"qwen2", "mixtral", "t5", "gemma", 0
+	"qwen2", "mixtral", "t5", "gemma", "phi3", 0
 };
 
 static void read_bert(cfgr *c, tf *t)
@@ -778,6 +779,11 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->attdrop = key_prob(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", gemma);
 	t->embscale = gemma;
+	if (strcmp(type, "phi3") == 0) {
+		t->fused = 1;
+		t->drop = key_prob(c, "resid_pdrop", 0);
+		t->embdrop = key_prob(c, "embd_pdrop", 0);
+	}
 	int qwen = strcmp(type, "qwen2") == 0;
 	t->o_bias = qwen ? 0 : key_bool(c, "attention_bias", 0);
 	t->qkv_bias = qwen ? 1 : t->o_bias;
@@ -886,9 +892,14 @@ static void attention(pn_arch *a, const tf *t, const char *p, double rep,
 		return;
 	}
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s.attn." suffix, p), nm)
-	dense(a, NM("q_proj"), rep, Sq, E, h * hd, t->qkv_bias, 0);
-	dense(a, NM("k_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
-	dense(a, NM("v_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
+	if (t->fused && Sq == Skv) {
+		dense(a, NM("qkv_proj"), rep, Sq, E, h * hd + 2 * kvd,
+		      t->qkv_bias, 0);
+	} else {
+		dense(a, NM("q_proj"), rep, Sq, E, h * hd, t->qkv_bias, 0);
+		dense(a, NM("k_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
+		dense(a, NM("v_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
+	}
 	if (t->rotary) {
 		vec(a, NM("rotary.mul"), 2 * rep, PN_ELEMENTWISE, "mul", 1, Sq,
 		    h * hd + kvd);
@@ -932,8 +943,12 @@ static void mlp(pn_arch *a, const tf *t, const char *p, double rep, double S)
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s." suffix, p), nm)
 	if (t->gated && t->act != 'r') {    /* one fused gated op */
 		const char *op = t->act == 's' ? "silu_mul" : "gelu_mul";
-		dense(a, NM("gate"), rep, S, E, I, b, 0);
-		dense(a, NM("up"), rep, S, E, I, b, 0);
+		if (t->fused) {
+			dense(a, NM("gate_up"), rep, S, E, 2 * I, b, 0);
+		} else {
+			dense(a, NM("gate"), rep, S, E, I, b, 0);
+			dense(a, NM("up"), rep, S, E, I, b, 0);
+		}
 		snprintf(nm, sizeof nm, "%s.%s", p, op);
 		vec(a, nm, rep, PN_ELEMENTWISE, op, 1, S, I);
 	} else if (t->gated) {
