@@ -122,7 +122,7 @@ def opt(c):                        # modeling_opt.py: OPTForCausalLM
     return m
 
 
-def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma}.py
+def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma,gemma2}.py
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     h = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", h)
@@ -132,6 +132,8 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma
     qb = True if qwen else ob
     mb = c.get("mlp_bias", False)
     n = c.get("num_local_experts", 0)
+    gemma = c["model_type"] in ("gemma", "gemma2")
+    norms = 4 if c["model_type"] == "gemma2" else 2   # gemma2: pre and post
 
     def mlp():
         if n:                      # MixtralSparseMoeBlock: gate, experts
@@ -144,12 +146,12 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma
     m.embed_tokens = emb(V, H)
     m.layers = seq(*[seq(lin(H, h * hd, qb), lin(H, kv * hd, qb),
                          lin(H, kv * hd, qb), lin(h * hd, H, ob), mlp(),
-                         RMSNorm(H), RMSNorm(H))
+                         *[RMSNorm(H) for _ in range(norms)])
                      for _ in range(c["num_hidden_layers"])])
     m.norm = RMSNorm(H)
     m.lm_head = lin(H, V, False)
-    # GemmaConfig ties by default; the others do not
-    if c.get("tie_word_embeddings", c["model_type"] == "gemma"):
+    # Gemma's configs tie by default; the others do not
+    if c.get("tie_word_embeddings", gemma):
         m.lm_head.weight = m.embed_tokens.weight
     return m
 
@@ -210,7 +212,8 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
 
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
-            "mixtral": llama, "t5": t5, "gemma": llama, "phi3": phi3}
+            "mixtral": llama, "t5": t5, "gemma": llama, "gemma2": llama,
+            "phi3": phi3}
 
 
 def seq2seq():

@@ -40,6 +40,10 @@ params() {
 	params --hf "$C/gemma-2b.json" 2506172416
 }
 
+@test "pn-net counts Gemma-2-2B (four norms a block) as torch does" {
+	params --hf "$C/gemma-2-2b.json" 2614341888
+}
+
 @test "pn-net counts Phi-3-mini (fused projections, untied head) as torch does" {
 	params --hf "$C/phi-3-mini-4k.json" 3821079552
 }
@@ -323,7 +327,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -505,4 +509,25 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	[ "$(awk -F'\t' '$1 ~ /\.(qkv_proj|gate_up)$/ {print $6, $9, $10}' "$T/o" | tr '\n' ,)" = \
 	  "64 3072 9216,64 3072 16384," ]
 	! grep -q -e q_proj -e '\.up\b' "$T/o"
+}
+
+@test "pn-net soft-caps Gemma 2's attention scores and logits, and norms after each sublayer" {
+	pn-net --hf "$C/gemma-2-2b.json" --seq 64 >"$T/o"
+	# 8 heads of 64 x 64 scores: cap x tanh(x / cap), two mulu and a tanh
+	[ "$(awk -F'\t' '$1 ~ /softcap/ {print $1, $3, $5, $6, $7, $8}' "$T/o" | tr '\n' ,)" = \
+	  "h.0-25.attn.softcap.mulu mulu 52 8 64 64,h.0-25.attn.softcap.tanh tanh 26 8 64 64,lm.softcap.mulu mulu 2 1 64 256000,lm.softcap.tanh tanh 1 1 64 256000," ]
+	grep -q 'ln_attn_post' "$T/o"
+	grep -q 'ln_mlp_post' "$T/o"
+}
+
+@test "pn-net leaves Gemma 2's soft-capping out where the config sets it null" {
+	sed 's/"attn_logit_softcapping": 50.0/"attn_logit_softcapping": null/; s/"final_logit_softcapping": 30.0/"final_logit_softcapping": 0/' \
+		"$C/gemma-2-2b.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	! grep -q softcap "$T/o"
+	sed 's/"attn_logit_softcapping": 50.0/"attn_logit_softcapping": "x"/' \
+		"$C/gemma-2-2b.json" >"$T/c.json"
+	run pn-net --hf "$T/c.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'attn_logit_softcapping' must be a number of at least 0 or null"* ]]
 }

@@ -646,6 +646,23 @@ static double key_prob(cfgr *c, const char *k, double def)
 	return v->num;
 }
 
+/* Whether a soft-capping key is on: absent (the class's default on), or
+ * a positive number; off when null or 0. */
+static int key_cap(cfgr *c, const char *k)
+{
+	const pn_json *v = pn_json_get(c->cfg, k);
+	if (c->bad || !v)
+		return !c->bad;
+	if (v->kind == PN_JSON_NULL)
+		return 0;
+	if (v->kind != PN_JSON_NUM || v->num < 0) {
+		c->bad = afail(c->e, v->line, "'%s' must be a number of at "
+			       "least 0 or null", k);
+		return 0;
+	}
+	return v->num > 0;
+}
+
 /* The activation named by key: 'g' gelu, 'r' relu, 's' silu. */
 static int key_act(cfgr *c, const char *k, const char *def)
 {
@@ -682,6 +699,10 @@ typedef struct {
 	    mlm, t5;
 	int embscale;       /* gemma: the embeddings times sqrt(E) */
 	int fused;          /* phi3: one qkv_proj and one gate_up_proj */
+	int sandwich;       /* gemma2: a norm after attention and after the
+			       MLP too, before each residual add */
+	int attcap, logitcap; /* gemma2: tanh soft-capping of the attention
+				 scores and of the final logits */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -689,7 +710,7 @@ typedef struct {
 
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
-	"qwen2", "mixtral", "t5", "gemma", "phi3", 0
+	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", 0
 };
 
 static void read_bert(cfgr *c, tf *t)
@@ -770,7 +791,8 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->hd = key_whole(c, "head_dim", 0);
 	t->I = key_whole(c, "intermediate_size", -1);
 	t->V = key_whole(c, "vocab_size", -1);
-	int gemma = strcmp(type, "gemma") == 0;
+	int gemma2 = strcmp(type, "gemma2") == 0;
+	int gemma = gemma2 || strcmp(type, "gemma") == 0;
 	/* gemma: hidden_activation where given (transformers prefers it),
 	 * tied embeddings by default, the embeddings scaled */
 	t->act = gemma && key(c, "hidden_activation") ?
@@ -779,6 +801,11 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->attdrop = key_prob(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", gemma);
 	t->embscale = gemma;
+	if (gemma2) {
+		t->sandwich = 1;
+		t->attcap = key_cap(c, "attn_logit_softcapping");
+		t->logitcap = key_cap(c, "final_logit_softcapping");
+	}
 	if (strcmp(type, "phi3") == 0) {
 		t->fused = 1;
 		t->drop = key_prob(c, "resid_pdrop", 0);
@@ -910,6 +937,12 @@ static void attention(pn_arch *a, const tf *t, const char *p, double rep,
 	if (posbias)
 		vec(a, NM("position_bias.add"), rep, PN_ELEMENTWISE, "add", 1,
 		    h * Sq, Skv);
+	if (t->attcap) {        /* cap * tanh(scores / cap) */
+		vec(a, NM("softcap.mulu"), 2 * rep, PN_ELEMENTWISE, "mulu", h,
+		    Sq, Skv);
+		vec(a, NM("softcap.tanh"), rep, PN_ELEMENTWISE, "tanh", h, Sq,
+		    Skv);
+	}
 	vec(a, NM("softmax"), rep, PN_SOFTMAX, NULL, h, Sq, Skv);
 	drop(a, NM("attn_dropout"), rep, t->attdrop, h, Sq, Skv);
 	bmm(a, NM("context"), rep, h, Sq, Skv, hd);
@@ -1002,6 +1035,8 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 	if (!t->post)
 		norm(a, t, NM("ln_1"), L, S);
 	attention(a, t, p, L, S, S, t->t5);
+	if (t->sandwich)
+		norm(a, t, NM("ln_attn_post"), L, S);
 	residual(a, t, NM("attn"), L, S);
 	if (Senc) {
 		norm(a, t, NM("ln_cross"), L, S);
@@ -1014,6 +1049,8 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 		moe(a, t, NM("mlp"), L, S);
 	else
 		mlp(a, t, NM("mlp"), L, S);
+	if (t->sandwich)
+		norm(a, t, NM("ln_mlp_post"), L, S);
 	residual(a, t, NM("mlp"), L, S);
 	if (t->post)
 		norm(a, t, NM("ln_3"), L, S);
@@ -1067,6 +1104,10 @@ static void head(pn_arch *a, const tf *t, double S)
 	dense(a, "lm_head", 1, S, t->proj ? (double)t->proj : E, V, 0, 0);
 	if (t->tied)
 		params(a, 0);
+	if (t->logitcap) {      /* cap * tanh(logits / cap) */
+		vec(a, "lm.softcap.mulu", 2, PN_ELEMENTWISE, "mulu", 1, S, V);
+		vec(a, "lm.softcap.tanh", 1, PN_ELEMENTWISE, "tanh", 1, S, V);
+	}
 	vec(a, "lm.softmax", 1, PN_SOFTMAX, NULL, 1, S, V);
 }
 

@@ -37,7 +37,7 @@
  *                  (hidden_size; when it differs, as in opt-350m, the
  *                  word embedding and the head are that wide, with
  *                  project_in and project_out dense layers without bias)
- *   llama mistral qwen2 mixtral gemma phi3
+ *   llama mistral qwen2 mixtral gemma gemma2 phi3
  *                  num_hidden_layers hidden_size num_attention_heads
  *                  num_key_value_heads (= heads) head_dim (hidden / heads)
  *                  intermediate_size vocab_size hidden_act (silu)
@@ -50,7 +50,13 @@
  *                  gemma: hidden_activation (else hidden_act;
  *                  gelu_pytorch_tanh), tie_word_embeddings (true), the
  *                  embeddings times sqrt(hidden_size) (embed.scale, an
- *                  elementwise mul); phi3: resid_pdrop embd_pdrop (0), one
+ *                  elementwise mul); gemma2: gemma's, a norm after the
+ *                  attention and after the MLP too (ln_attn_post,
+ *                  ln_mlp_post), attn_logit_softcapping and
+ *                  final_logit_softcapping (on; null or 0: off): cap x
+ *                  tanh(x / cap) on the scores and on the logits, two
+ *                  elementwise mulu and a tanh; phi3: resid_pdrop
+ *                  embd_pdrop (0), one
  *                  qkv_proj dense for q, k and v and one gate_up dense
  *                  for the gate and up projections
  *   t5             num_layers num_decoder_layers (= num_layers) d_model
