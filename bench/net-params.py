@@ -54,6 +54,16 @@ def seq(*mods):
     return nn.ModuleList(mods)
 
 
+def head(m, table, tie, name="lm_head"):
+    """The LM head of m (dense from the table's width to its rows, no
+    bias) as m.NAME, sharing the embedding table's weight when tie."""
+    V, H = table.weight.shape
+    setattr(m, name, lin(H, V, False))
+    if tie:
+        getattr(m, name).weight = table.weight
+    return m
+
+
 def bert(c):                       # modeling_bert.py: BertForMaskedLM
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     m = nn.Module()
@@ -80,10 +90,7 @@ def gpt2(c):                       # modeling_gpt2.py: GPT2LMHeadModel
     m.h = seq(*[seq(ln(H), lin(H, 3 * H), lin(H, H), ln(H), lin(H, I),
                     lin(I, H)) for _ in range(c["n_layer"])])
     m.ln_f = ln(H)
-    m.lm_head = lin(H, V, False)
-    if c.get("tie_word_embeddings", True):
-        m.lm_head.weight = m.wte.weight
-    return m
+    return head(m, m.wte, c.get("tie_word_embeddings", True))
 
 
 def neox(c):                       # modeling_gpt_neox.py: GPTNeoXForCausalLM
@@ -95,10 +102,8 @@ def neox(c):                       # modeling_gpt_neox.py: GPTNeoXForCausalLM
                          lin(H, I), lin(I, H))
                      for _ in range(c["num_hidden_layers"])])
     m.final_layer_norm = ln(H)
-    m.embed_out = lin(H, V, False)
-    if c.get("tie_word_embeddings", False):
-        m.embed_out.weight = m.embed_in.weight
-    return m
+    return head(m, m.embed_in, c.get("tie_word_embeddings", False),
+                "embed_out")
 
 
 def opt(c):                        # modeling_opt.py: OPTForCausalLM
@@ -116,10 +121,7 @@ def opt(c):                        # modeling_opt.py: OPTForCausalLM
     if (c.get("do_layer_norm_before", True) and
             not c.get("_remove_final_layer_norm", False)):
         m.final_layer_norm = ln(H)
-    m.lm_head = lin(P, V, False)
-    if c.get("tie_word_embeddings", True):
-        m.lm_head.weight = m.embed_tokens.weight
-    return m
+    return head(m, m.embed_tokens, c.get("tie_word_embeddings", True))
 
 
 def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma,gemma2}.py
@@ -149,11 +151,8 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma
                          *[RMSNorm(H) for _ in range(norms)])
                      for _ in range(c["num_hidden_layers"])])
     m.norm = RMSNorm(H)
-    m.lm_head = lin(H, V, False)
     # Gemma's configs tie by default; the others do not
-    if c.get("tie_word_embeddings", gemma):
-        m.lm_head.weight = m.embed_tokens.weight
-    return m
+    return head(m, m.embed_tokens, c.get("tie_word_embeddings", gemma))
 
 
 def phi3(c):                       # modeling_phi3.py: Phi3ForCausalLM
@@ -169,10 +168,26 @@ def phi3(c):                       # modeling_phi3.py: Phi3ForCausalLM
                          RMSNorm(H), RMSNorm(H))
                      for _ in range(c["num_hidden_layers"])])
     m.norm = RMSNorm(H)
-    m.lm_head = lin(H, V, False)
-    if c.get("tie_word_embeddings", False):
-        m.lm_head.weight = m.embed_tokens.weight
-    return m
+    return head(m, m.embed_tokens, c.get("tie_word_embeddings", False))
+
+
+def falcon(c):                     # modeling_falcon.py: FalconForCausalLM
+    H, V, h = c["hidden_size"], c["vocab_size"], c["num_attention_heads"]
+    hd, b = H // h, c.get("bias", False)
+    new = c.get("new_decoder_architecture", False)
+    kv = c.get("num_kv_heads", h) if new else \
+        (1 if c.get("multi_query", True) else h)
+    I = c.get("ffn_hidden_size", 4 * H)
+    par = c.get("parallel_attn", True)
+    norms = 2 if new or not par else 1
+    m = nn.Module()
+    m.word_embeddings = emb(V, H)
+    m.h = seq(*[seq(lin(H, (h + 2 * kv) * hd, b), lin(H, H, b),
+                    lin(H, I, b), lin(I, H, b),
+                    *[ln(H) for _ in range(norms)])
+                for _ in range(c["num_hidden_layers"])])
+    m.ln_f = ln(H)
+    return head(m, m.word_embeddings, c.get("tie_word_embeddings", True))
 
 
 def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
@@ -204,16 +219,13 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
     m.shared = emb(V, d)
     m.encoder = stack(c["num_layers"], False)
     m.decoder = stack(c.get("num_decoder_layers", c["num_layers"]), True)
-    m.lm_head = lin(d, V, False)
-    if c.get("tie_word_embeddings", True):
-        m.lm_head.weight = m.shared.weight
-    return m
+    return head(m, m.shared, c.get("tie_word_embeddings", True))
 
 
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
             "mixtral": llama, "t5": t5, "gemma": llama, "gemma2": llama,
-            "phi3": phi3}
+            "phi3": phi3, "falcon": falcon}
 
 
 def seq2seq():

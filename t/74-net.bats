@@ -44,6 +44,10 @@ params() {
 	params --hf "$C/gemma-2-2b.json" 2614341888
 }
 
+@test "pn-net counts Falcon-7B (multi-query, parallel blocks, tied head) as torch does" {
+	params --hf "$C/falcon-7b.json" 6921720704
+}
+
 @test "pn-net counts Phi-3-mini (fused projections, untied head) as torch does" {
 	params --hf "$C/phi-3-mini-4k.json" 3821079552
 }
@@ -327,7 +331,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2, falcon)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -530,4 +534,29 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	run pn-net --hf "$T/c.json"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"'attn_logit_softcapping' must be a number of at least 0 or null"* ]]
+}
+
+@test "pn-net runs Falcon's attention and MLP side by side on one norm" {
+	pn-net --hf "$C/falcon-7b.json" --seq 64 >"$T/o"
+	# ln_1, then both branches, then the two adds; no second norm
+	[ "$(awk -F'\t' '$1 ~ /^h\./ {sub(/^h\.0-31\./, "", $1); print $1}' "$T/o" | tr '\n' ,)" = \
+	  "ln_1,attn.qkv_proj,attn.rotary.mul,attn.rotary.add,attn.scores,attn.softmax,attn.context,attn.o_proj,mlp.fc,mlp.gelu,mlp.proj,attn.add,mlp.add," ]
+	# 71 query heads and one key/value head of 64: 4544 + 2 x 64
+	[ "$(awk -F'\t' '$1 ~ /qkv_proj$/ {print $10}' "$T/o")" = 4672 ]
+}
+
+@test "pn-net gives Falcon's new decoder architecture a norm for each branch and its key/value heads" {
+	sed 's/"new_decoder_architecture": false/"new_decoder_architecture": true, "num_kv_heads": 8/; s/"num_attention_heads": 71/"num_attention_heads": 64/; s/"hidden_size": 4544/"hidden_size": 4096/' \
+		"$C/falcon-7b.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	grep -q 'ln_mlp' "$T/o"
+	# 64 query heads and 8 key/value heads of 64: (64 + 2 x 8) x 64
+	[ "$(awk -F'\t' '$1 ~ /qkv_proj$/ {print $10}' "$T/o")" = 5120 ]
+}
+
+@test "pn-net adds ALiBi's bias to Falcon's scores instead of rotary positions" {
+	sed 's/"alibi": false/"alibi": true/' "$C/falcon-7b.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	grep -q 'position_bias.add' "$T/o"
+	! grep -q rotary "$T/o"
 }

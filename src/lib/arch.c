@@ -703,6 +703,11 @@ typedef struct {
 			       MLP too, before each residual add */
 	int attcap, logitcap; /* gemma2: tanh soft-capping of the attention
 				 scores and of the final logits */
+	int parallel;       /* falcon: attention and MLP side by side on the
+			       block's input (1: one norm, 2: one each) */
+	int alibi;          /* falcon: ALiBi's bias added to the scores */
+	long ctx;           /* the context when the config names none (the
+			       class's default), else 0 */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -710,7 +715,7 @@ typedef struct {
 
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
-	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", 0
+	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", "falcon", 0
 };
 
 static void read_bert(cfgr *c, tf *t)
@@ -826,6 +831,28 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	}
 }
 
+static void read_falcon(cfgr *c, tf *t)
+{
+	int newarch = key_bool(c, "new_decoder_architecture", 0);
+	t->L = key_whole(c, "num_hidden_layers", -1);
+	t->E = key_whole(c, "hidden_size", -1);
+	t->h = key_whole(c, "num_attention_heads", -1);
+	t->kv = newarch ? key_whole(c, "num_kv_heads", t->h) :
+		key_bool(c, "multi_query", 1) ? 1 : t->h;
+	t->I = key_whole(c, "ffn_hidden_size", 4 * t->E);
+	t->V = key_whole(c, "vocab_size", -1);
+	t->act = 'g';
+	t->drop = key_prob(c, "hidden_dropout", 0);
+	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->tied = key_bool(c, "tie_word_embeddings", 1);
+	t->qkv_bias = t->o_bias = t->mlp_bias = key_bool(c, "bias", 0);
+	t->alibi = key_bool(c, "alibi", 0);
+	t->rotary = !t->alibi;
+	t->fused = 1;
+	t->parallel = !key_bool(c, "parallel_attn", 1) ? 0 : newarch ? 2 : 1;
+	t->ctx = 2048;      /* FalconConfig's max_position_embeddings */
+}
+
 static void read_t5(cfgr *c, tf *t)
 {
 	t->L = key_whole(c, "num_layers", -1);
@@ -865,6 +892,7 @@ static int read_tf(cfgr *c, tf *t)
 	case 3: read_neox(c, t); break;
 	case 4: read_opt(c, t); break;
 	case 9: read_t5(c, t); break;
+	case 13: read_falcon(c, t); break;
 	default: read_llama(c, t, mt->str);
 	}
 	if (c->bad)
@@ -1032,6 +1060,17 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 {
 	char nm[160];
 #define NM(suffix) (snprintf(nm, sizeof nm, "%s." suffix, p), nm)
+	if (t->parallel) {      /* x + attn(norm(x)) + mlp(norm'(x)) */
+		norm(a, t, NM("ln_1"), L, S);
+		if (t->parallel == 2)
+			norm(a, t, NM("ln_mlp"), L, S);
+		attention(a, t, p, L, S, S, t->alibi);
+		mlp(a, t, NM("mlp"), L, S);
+		residual(a, t, NM("attn"), L, S);
+		vec(a, NM("mlp.add"), L, PN_ELEMENTWISE, "add", 1, S,
+		    (double)t->E);
+		return;
+	}
 	if (!t->post)
 		norm(a, t, NM("ln_1"), L, S);
 	attention(a, t, p, L, S, S, t->t5);
@@ -1156,6 +1195,8 @@ static long seqlen(cfgr *c, const tf *t, long seq)
 			ctx = key_whole(c, keys[i], 1);
 	if (c->bad)
 		return -1;
+	if (!ctx)
+		ctx = t->ctx;
 	if (!seq && !ctx) {
 		afail(c->e, 0, "no sequence length in the config (no "
 		      "max_position_embeddings or n_positions): give --seq");

@@ -59,6 +59,19 @@
  *                  embd_pdrop (0), one
  *                  qkv_proj dense for q, k and v and one gate_up dense
  *                  for the gate and up projections
+ *   falcon         num_hidden_layers hidden_size num_attention_heads
+ *                  multi_query (true: one key/value head) or, with
+ *                  new_decoder_architecture (false), num_kv_heads (=
+ *                  heads) ffn_hidden_size (4 hidden) vocab_size bias
+ *                  (false) alibi (false: rotary positions; true: ALiBi's
+ *                  bias added to the scores) parallel_attn (true)
+ *                  hidden_dropout attention_dropout (0)
+ *                  tie_word_embeddings (true) max_position_embeddings
+ *                  (2048): one qkv_proj dense, a GELU MLP; with
+ *                  parallel_attn the attention and the MLP both read the
+ *                  block's input (one layer norm, or ln_1 and ln_mlp with
+ *                  new_decoder_architecture) and both outputs are added
+ *                  to it
  *   t5             num_layers num_decoder_layers (= num_layers) d_model
  *                  d_kv num_heads d_ff vocab_size feed_forward_proj (relu;
  *                  gated-gelu) relative_attention_num_buckets (32)
