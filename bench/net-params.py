@@ -190,6 +190,22 @@ def falcon(c):                     # modeling_falcon.py: FalconForCausalLM
     return head(m, m.word_embeddings, c.get("tie_word_embeddings", True))
 
 
+def phi(c):                        # modeling_phi.py: PhiForCausalLM
+    H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    h = c["num_attention_heads"]
+    kvd = c.get("num_key_value_heads", h) * (H // h)
+    m = nn.Module()
+    m.embed_tokens = emb(V, H)
+    m.layers = seq(*[seq(lin(H, H), lin(H, kvd), lin(H, kvd), lin(H, H),
+                         lin(H, I), lin(I, H), ln(H))
+                     for _ in range(c["num_hidden_layers"])])
+    m.final_layernorm = ln(H)
+    m.lm_head = lin(H, V)          # with its bias
+    if c.get("tie_word_embeddings", False):
+        m.lm_head.weight = m.embed_tokens.weight
+    return m
+
+
 def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
     d, dff, V = c["d_model"], c["d_ff"], c["vocab_size"]
     inner = c["num_heads"] * c["d_kv"]
@@ -225,7 +241,7 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
             "mixtral": llama, "t5": t5, "gemma": llama, "gemma2": llama,
-            "phi3": phi3, "falcon": falcon}
+            "phi3": phi3, "falcon": falcon, "phi": phi}
 
 
 def seq2seq():

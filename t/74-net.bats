@@ -48,6 +48,10 @@ params() {
 	params --hf "$C/falcon-7b.json" 6921720704
 }
 
+@test "pn-net counts Phi-2 (parallel blocks, biased LM head) as torch does" {
+	params --hf "$C/phi-2.json" 2779683840
+}
+
 @test "pn-net counts Phi-3-mini (fused projections, untied head) as torch does" {
 	params --hf "$C/phi-3-mini-4k.json" 3821079552
 }
@@ -331,7 +335,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2, falcon)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2, falcon, phi)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -559,4 +563,19 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
 	grep -q 'position_bias.add' "$T/o"
 	! grep -q rotary "$T/o"
+}
+
+@test "pn-net rotates partial_rotary_factor of Phi's head dimensions and drops out both branches" {
+	pn-net --hf "$C/phi-2.json" --seq 64 >"$T/o"
+	# 32 heads of 80 for q and k, 0.4 x 80 = 32 dimensions rotated
+	[ "$(awk -F'\t' '$1 ~ /rotary\.mul$/ {print $8}' "$T/o")" = 2048 ]
+	[ "$(rate "$T/o" h.0-31.attn.dropout),$(rate "$T/o" h.0-31.mlp.dropout)" = 0.1,0.1 ]
+	[ "$(awk -F'\t' '$1 == "lm_head" {print $11}' "$T/o")" = 1 ]
+}
+
+@test "pn-net refuses Phi's qk_layernorm, which it does not model" {
+	sed 's/"qk_layernorm": false/"qk_layernorm": true/' "$C/phi-2.json" >"$T/c.json"
+	run pn-net --hf "$T/c.json"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"qk_layernorm is not modelled"* ]]
 }

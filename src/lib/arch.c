@@ -708,6 +708,10 @@ typedef struct {
 	int alibi;          /* falcon: ALiBi's bias added to the scores */
 	long ctx;           /* the context when the config names none (the
 			       class's default), else 0 */
+	long rotdims;       /* phi: the head dimensions rotated (partial
+			       rotary), else 0: all of them */
+	int pardrop;        /* phi: a dropout on each parallel branch */
+	int headbias;       /* phi: the LM head has a bias */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -715,16 +719,25 @@ typedef struct {
 
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
-	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", "falcon", 0
+	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", "falcon", "phi",
+	0
 };
 
-static void read_bert(cfgr *c, tf *t)
+/* The sizes most families name alike: layers, width, heads, the MLP's
+ * width (under the key inter; NULL: the caller's) and the vocabulary. */
+static void read_sizes(cfgr *c, tf *t, const char *inter)
 {
 	t->L = key_whole(c, "num_hidden_layers", -1);
 	t->E = key_whole(c, "hidden_size", -1);
 	t->h = key_whole(c, "num_attention_heads", -1);
-	t->I = key_whole(c, "intermediate_size", -1);
+	if (inter)
+		t->I = key_whole(c, inter, -1);
 	t->V = key_whole(c, "vocab_size", -1);
+}
+
+static void read_bert(cfgr *c, tf *t)
+{
+	read_sizes(c, t, "intermediate_size");
 	t->P = key_whole(c, "max_position_embeddings", 512);
 	t->types = key_whole(c, "type_vocab_size", 2);
 	t->act = key_act(c, "hidden_act", "gelu");
@@ -753,11 +766,7 @@ static void read_gpt2(cfgr *c, tf *t)
 
 static void read_neox(cfgr *c, tf *t)
 {
-	t->L = key_whole(c, "num_hidden_layers", -1);
-	t->E = key_whole(c, "hidden_size", -1);
-	t->h = key_whole(c, "num_attention_heads", -1);
-	t->I = key_whole(c, "intermediate_size", -1);
-	t->V = key_whole(c, "vocab_size", -1);
+	read_sizes(c, t, "intermediate_size");
 	t->act = key_act(c, "hidden_act", "gelu");
 	t->drop = key_prob(c, "hidden_dropout", 0);
 	t->attdrop = key_prob(c, "attention_dropout", 0);
@@ -768,11 +777,7 @@ static void read_neox(cfgr *c, tf *t)
 
 static void read_opt(cfgr *c, tf *t)
 {
-	t->L = key_whole(c, "num_hidden_layers", -1);
-	t->E = key_whole(c, "hidden_size", -1);
-	t->h = key_whole(c, "num_attention_heads", -1);
-	t->I = key_whole(c, "ffn_dim", -1);
-	t->V = key_whole(c, "vocab_size", -1);
+	read_sizes(c, t, "ffn_dim");
 	t->P = key_whole(c, "max_position_embeddings", 2048) + 2;
 	t->Poff = 2;
 	t->act = key_act(c, "activation_function", "relu");
@@ -789,13 +794,9 @@ static void read_opt(cfgr *c, tf *t)
 
 static void read_llama(cfgr *c, tf *t, const char *type)
 {
-	t->L = key_whole(c, "num_hidden_layers", -1);
-	t->E = key_whole(c, "hidden_size", -1);
-	t->h = key_whole(c, "num_attention_heads", -1);
+	read_sizes(c, t, "intermediate_size");
 	t->kv = key_whole(c, "num_key_value_heads", t->h);
 	t->hd = key_whole(c, "head_dim", 0);
-	t->I = key_whole(c, "intermediate_size", -1);
-	t->V = key_whole(c, "vocab_size", -1);
 	int gemma2 = strcmp(type, "gemma2") == 0;
 	int gemma = gemma2 || strcmp(type, "gemma") == 0;
 	/* gemma: hidden_activation where given (transformers prefers it),
@@ -834,13 +835,10 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 static void read_falcon(cfgr *c, tf *t)
 {
 	int newarch = key_bool(c, "new_decoder_architecture", 0);
-	t->L = key_whole(c, "num_hidden_layers", -1);
-	t->E = key_whole(c, "hidden_size", -1);
-	t->h = key_whole(c, "num_attention_heads", -1);
+	read_sizes(c, t, NULL);
 	t->kv = newarch ? key_whole(c, "num_kv_heads", t->h) :
 		key_bool(c, "multi_query", 1) ? 1 : t->h;
 	t->I = key_whole(c, "ffn_hidden_size", 4 * t->E);
-	t->V = key_whole(c, "vocab_size", -1);
 	t->act = 'g';
 	t->drop = key_prob(c, "hidden_dropout", 0);
 	t->attdrop = key_prob(c, "attention_dropout", 0);
@@ -851,6 +849,24 @@ static void read_falcon(cfgr *c, tf *t)
 	t->fused = 1;
 	t->parallel = !key_bool(c, "parallel_attn", 1) ? 0 : newarch ? 2 : 1;
 	t->ctx = 2048;      /* FalconConfig's max_position_embeddings */
+}
+
+static void read_phi(cfgr *c, tf *t)
+{
+	read_sizes(c, t, "intermediate_size");
+	t->kv = key_whole(c, "num_key_value_heads", t->h);
+	t->act = key_act(c, "hidden_act", "gelu_new");
+	t->drop = key_prob(c, "resid_pdrop", 0);
+	t->embdrop = key_prob(c, "embd_pdrop", 0);
+	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->tied = key_bool(c, "tie_word_embeddings", 0);
+	t->qkv_bias = t->o_bias = t->mlp_bias = t->headbias = 1;
+	t->rotary = t->parallel = t->pardrop = 1;
+	double frac = key_prob(c, "partial_rotary_factor", 0.5);
+	if (!c->bad && t->h > 0 && t->E % t->h == 0)
+		t->rotdims = (long)(frac * (double)(t->E / t->h));
+	if (!c->bad && key_bool(c, "qk_layernorm", 0))
+		c->bad = afail(c->e, 0, "qk_layernorm is not modelled");
 }
 
 static void read_t5(cfgr *c, tf *t)
@@ -893,6 +909,7 @@ static int read_tf(cfgr *c, tf *t)
 	case 4: read_opt(c, t); break;
 	case 9: read_t5(c, t); break;
 	case 13: read_falcon(c, t); break;
+	case 14: read_phi(c, t); break;
 	default: read_llama(c, t, mt->str);
 	}
 	if (c->bad)
@@ -955,11 +972,13 @@ static void attention(pn_arch *a, const tf *t, const char *p, double rep,
 		dense(a, NM("k_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
 		dense(a, NM("v_proj"), rep, Skv, E, kvd, t->qkv_bias, 0);
 	}
-	if (t->rotary) {
+	if (t->rotary) {        /* on the rotated dimensions of q and k */
+		double rot = (h + (double)t->kv) *
+			     (t->rotdims ? (double)t->rotdims : hd);
 		vec(a, NM("rotary.mul"), 2 * rep, PN_ELEMENTWISE, "mul", 1, Sq,
-		    h * hd + kvd);
+		    rot);
 		vec(a, NM("rotary.add"), rep, PN_ELEMENTWISE, "add", 1, Sq,
-		    h * hd + kvd);
+		    rot);
 	}
 	bmm(a, NM("scores"), rep, h, Sq, hd, Skv);
 	if (posbias)
@@ -1067,6 +1086,9 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 		attention(a, t, p, L, S, S, t->alibi);
 		mlp(a, t, NM("mlp"), L, S);
 		residual(a, t, NM("attn"), L, S);
+		if (t->pardrop)
+			drop(a, NM("mlp.dropout"), L, t->drop, 1, S,
+			     (double)t->E);
 		vec(a, NM("mlp.add"), L, PN_ELEMENTWISE, "add", 1, S,
 		    (double)t->E);
 		return;
@@ -1140,7 +1162,8 @@ static void head(pn_arch *a, const tf *t, double S)
 	}
 	if (t->proj)
 		dense(a, "project_out", 1, S, E, (double)t->proj, 0, 0);
-	dense(a, "lm_head", 1, S, t->proj ? (double)t->proj : E, V, 0, 0);
+	dense(a, "lm_head", 1, S, t->proj ? (double)t->proj : E, V,
+	      t->headbias, 0);
 	if (t->tied)
 		params(a, 0);
 	if (t->logitcap) {      /* cap * tanh(logits / cap) */

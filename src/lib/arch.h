@@ -72,6 +72,15 @@
  *                  block's input (one layer norm, or ln_1 and ln_mlp with
  *                  new_decoder_architecture) and both outputs are added
  *                  to it
+ *   phi            num_hidden_layers hidden_size num_attention_heads
+ *                  num_key_value_heads (= heads) intermediate_size
+ *                  vocab_size hidden_act (gelu_new) partial_rotary_factor
+ *                  (0.5: rotary on that share of each head's dimensions)
+ *                  resid_pdrop embd_pdrop attention_dropout (0)
+ *                  tie_word_embeddings (false) qk_layernorm (false; true
+ *                  is refused, not modelled): falcon's parallel blocks
+ *                  with one layer norm, biased projections, a dropout on
+ *                  each branch, an LM head with a bias
  *   t5             num_layers num_decoder_layers (= num_layers) d_model
  *                  d_kv num_heads d_ff vocab_size feed_forward_proj (relu;
  *                  gated-gelu) relative_attention_num_buckets (32)
