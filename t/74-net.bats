@@ -579,3 +579,9 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"qk_layernorm is not modelled"* ]]
 }
+
+@test "pn-net rotates nothing where Phi's partial_rotary_factor is 0" {
+	sed 's/"partial_rotary_factor": 0.4/"partial_rotary_factor": 0/' "$C/phi-2.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	! grep -q rotary "$T/o"
+}

@@ -863,8 +863,10 @@ static void read_phi(cfgr *c, tf *t)
 	t->qkv_bias = t->o_bias = t->mlp_bias = t->headbias = 1;
 	t->rotary = t->parallel = t->pardrop = 1;
 	double frac = key_prob(c, "partial_rotary_factor", 0.5);
-	if (!c->bad && t->h > 0 && t->E % t->h == 0)
+	if (!c->bad && t->h > 0 && t->E % t->h == 0) {
 		t->rotdims = (long)(frac * (double)(t->E / t->h));
+		t->rotary = t->rotdims > 0;     /* 0: no dimension rotated */
+	}
 	if (!c->bad && key_bool(c, "qk_layernorm", 0))
 		c->bad = afail(c->e, 0, "qk_layernorm is not modelled");
 }
