@@ -563,6 +563,12 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
 	grep -q 'position_bias.add' "$T/o"
 	! grep -q rotary "$T/o"
+	# the same in sequential blocks (falcon-rw: parallel_attn false)
+	sed 's/"alibi": false/"alibi": true/; s/"parallel_attn": true/"parallel_attn": false/' \
+		"$C/falcon-7b.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
+	grep -q 'position_bias.add' "$T/o"
+	grep -q 'ln_2' "$T/o"
 }
 
 @test "pn-net rotates partial_rotary_factor of Phi's head dimensions and drops out both branches" {

@@ -1097,7 +1097,7 @@ static void blocks(pn_arch *a, const tf *t, const char *p, double L,
 	}
 	if (!t->post)
 		norm(a, t, NM("ln_1"), L, S);
-	attention(a, t, p, L, S, S, t->t5);
+	attention(a, t, p, L, S, S, t->t5 || t->alibi);
 	if (t->sandwich)
 		norm(a, t, NM("ln_attn_post"), L, S);
 	residual(a, t, NM("attn"), L, S);
