@@ -206,6 +206,18 @@ def phi(c):                        # modeling_phi.py: PhiForCausalLM
     return m
 
 
+def bloom(c):                      # modeling_bloom.py: BloomForCausalLM
+    H, V = c["hidden_size"], c["vocab_size"]
+    m = nn.Module()
+    m.word_embeddings = emb(V, H)
+    m.word_embeddings_layernorm = ln(H)
+    m.h = seq(*[seq(ln(H), lin(H, 3 * H), lin(H, H), ln(H),
+                    lin(H, 4 * H), lin(4 * H, H))
+                for _ in range(c.get("n_layer", c.get("num_hidden_layers")))])
+    m.ln_f = ln(H)
+    return head(m, m.word_embeddings, c.get("tie_word_embeddings", True))
+
+
 def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
     d, dff, V = c["d_model"], c["d_ff"], c["vocab_size"]
     inner = c["num_heads"] * c["d_kv"]
@@ -241,7 +253,7 @@ def t5(c):                         # modeling_t5.py: T5ForConditionalGeneration
 FAMILIES = {"bert": bert, "roberta": bert, "gpt2": gpt2, "gpt_neox": neox,
             "opt": opt, "llama": llama, "mistral": llama, "qwen2": llama,
             "mixtral": llama, "t5": t5, "gemma": llama, "gemma2": llama,
-            "phi3": phi3, "falcon": falcon, "phi": phi}
+            "phi3": phi3, "falcon": falcon, "phi": phi, "bloom": bloom}
 
 
 def seq2seq():

@@ -52,6 +52,10 @@ params() {
 	params --hf "$C/phi-2.json" 2779683840
 }
 
+@test "pn-net counts BLOOM-560M (embedding norm, ALiBi, tied head) as torch does" {
+	params --hf "$C/bloom-560m.json" 559214592
+}
+
 @test "pn-net counts Phi-3-mini (fused projections, untied head) as torch does" {
 	params --hf "$C/phi-3-mini-4k.json" 3821079552
 }
@@ -335,7 +339,7 @@ X
 	printf '{"model_type": "xlnet"}' >"$T/j.json"
 	run_io pn-net --hf "$T/j.json"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2, falcon, phi)" ]
+	[ "$(cat "$T/err")" = "pn-net: $T/j.json:1: unknown model_type 'xlnet' (one of: bert, roberta, gpt2, gpt_neox, opt, llama, mistral, qwen2, mixtral, t5, gemma, phi3, gemma2, falcon, phi, bloom)" ]
 }
 
 @test "pn-net refuses a config without a size it needs" {
@@ -590,4 +594,19 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	sed 's/"partial_rotary_factor": 0.4/"partial_rotary_factor": 0/' "$C/phi-2.json" >"$T/c.json"
 	pn-net --hf "$T/c.json" --seq 64 >"$T/o"
 	! grep -q rotary "$T/o"
+}
+
+@test "pn-net normalises BLOOM's word embeddings and adds ALiBi's bias over its default context" {
+	pn-net --hf "$C/bloom-560m.json" >"$T/o"
+	[ "$(awk -F'\t' 'NR == 3 {print $1, $2, $8}' "$T/o")" = "embed.ln layernorm 1024" ]
+	# no positions in the config: seq_length's default, 2048 tokens
+	[ "$(awk -F'\t' '$1 == "wte" {print $7}' "$T/o")" = 2048 ]
+	grep -q 'position_bias.add' "$T/o"
+	! grep -q -e rotary -e wpe "$T/o"
+}
+
+@test "pn-net reads BLOOM's sizes under their num_ names too" {
+	sed 's/"n_layer": 24/"num_hidden_layers": 24/; s/"n_head": 16/"num_attention_heads": 16/' \
+		"$C/bloom-560m.json" >"$T/c.json"
+	params --hf "$T/c.json" 559214592
 }

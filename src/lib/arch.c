@@ -712,6 +712,7 @@ typedef struct {
 			       rotary), else 0: all of them */
 	int pardrop;        /* phi: a dropout on each parallel branch */
 	int headbias;       /* phi: the LM head has a bias */
+	int embnorm;        /* bloom: a layer norm on the word embeddings */
 	double drop, embdrop;   /* after a sublayer, after the embeddings */
 	double attdrop, actdrop; /* on attention's probabilities, after the
 				    MLP's activation */
@@ -720,7 +721,7 @@ typedef struct {
 static const char *const families[] = {
 	"bert", "roberta", "gpt2", "gpt_neox", "opt", "llama", "mistral",
 	"qwen2", "mixtral", "t5", "gemma", "phi3", "gemma2", "falcon", "phi",
-	0
+	"bloom", 0
 };
 
 /* The sizes most families name alike: layers, width, heads, the MLP's
@@ -871,6 +872,28 @@ static void read_phi(cfgr *c, tf *t)
 		c->bad = afail(c->e, 0, "qk_layernorm is not modelled");
 }
 
+/* key, or its alias where key is absent (BloomConfig's attribute map) */
+static long key_whole_or(cfgr *c, const char *k, const char *alias)
+{
+	return key_whole(c, key(c, k) || !key(c, alias) ? k : alias, -1);
+}
+
+static void read_bloom(cfgr *c, tf *t)
+{
+	t->L = key_whole_or(c, "n_layer", "num_hidden_layers");
+	t->E = key_whole(c, "hidden_size", -1);
+	t->h = key_whole_or(c, "n_head", "num_attention_heads");
+	t->V = key_whole(c, "vocab_size", -1);
+	t->I = 4 * t->E;
+	t->act = 'g';
+	t->drop = key_prob(c, "hidden_dropout", 0);
+	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->tied = key_bool(c, "tie_word_embeddings", 1);
+	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
+	t->alibi = t->fused = t->embnorm = 1;
+	t->ctx = key_whole(c, "seq_length", 2048);
+}
+
 static void read_t5(cfgr *c, tf *t)
 {
 	t->L = key_whole(c, "num_layers", -1);
@@ -912,6 +935,7 @@ static int read_tf(cfgr *c, tf *t)
 	case 9: read_t5(c, t); break;
 	case 13: read_falcon(c, t); break;
 	case 14: read_phi(c, t); break;
+	case 15: read_bloom(c, t); break;
 	default: read_llama(c, t, mt->str);
 	}
 	if (c->bad)
@@ -1137,6 +1161,8 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 		return;
 	}
 	embedding(a, "wte", 1, S, (double)t->V, t->proj ? (double)t->proj : E);
+	if (t->embnorm)
+		norm(a, t, "embed.ln", 1, S);
 	if (t->embscale)
 		vec(a, "embed.scale", 1, PN_ELEMENTWISE, "mul", 1, S, E);
 	if (t->proj)

@@ -81,6 +81,13 @@
  *                  is refused, not modelled): falcon's parallel blocks
  *                  with one layer norm, biased projections, a dropout on
  *                  each branch, an LM head with a bias
+ *   bloom          n_layer (or num_hidden_layers) hidden_size n_head (or
+ *                  num_attention_heads) vocab_size hidden_dropout
+ *                  attention_dropout (0) tie_word_embeddings (true)
+ *                  seq_length (2048): a layer norm on the word embeddings
+ *                  (embed.ln), pre-norm blocks, one biased qkv_proj,
+ *                  ALiBi's bias added to the scores, a GELU MLP of 4
+ *                  hidden
  *   t5             num_layers num_decoder_layers (= num_layers) d_model
  *                  d_kv num_heads d_ff vocab_size feed_forward_proj (relu;
  *                  gated-gelu) relative_attention_num_buckets (32)
