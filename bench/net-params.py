@@ -64,6 +64,17 @@ def head(m, table, tie, name="lm_head"):
     return m
 
 
+def causal_lm(c, block, final, tie):
+    """A decoder-only LM as the llama-like modeling files build it: the
+    token embedding, num_hidden_layers blocks (block() makes one), the
+    final norm and the LM head (head())."""
+    m = nn.Module()
+    m.embed_tokens = emb(c["vocab_size"], c["hidden_size"])
+    m.layers = seq(*[block() for _ in range(c["num_hidden_layers"])])
+    m.norm = final
+    return head(m, m.embed_tokens, tie)
+
+
 def bert(c):                       # modeling_bert.py: BertForMaskedLM
     H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     m = nn.Module()
@@ -124,8 +135,8 @@ def opt(c):                        # modeling_opt.py: OPTForCausalLM
     return head(m, m.embed_tokens, c.get("tie_word_embeddings", True))
 
 
-def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma,gemma2}.py
-    H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma*}.py
+    H, I = c["hidden_size"], c["intermediate_size"]
     h = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", h)
     hd = c.get("head_dim", H // h)
@@ -144,31 +155,29 @@ def llama(c):                      # modeling_{llama,mistral,qwen2,mixtral,gemma
                              lin(H, I, False)) for _ in range(n)])
         return seq(lin(H, I, mb), lin(H, I, mb), lin(I, H, mb))
 
-    m = nn.Module()
-    m.embed_tokens = emb(V, H)
-    m.layers = seq(*[seq(lin(H, h * hd, qb), lin(H, kv * hd, qb),
-                         lin(H, kv * hd, qb), lin(h * hd, H, ob), mlp(),
-                         *[RMSNorm(H) for _ in range(norms)])
-                     for _ in range(c["num_hidden_layers"])])
-    m.norm = RMSNorm(H)
+    def block():
+        return seq(lin(H, h * hd, qb), lin(H, kv * hd, qb),
+                   lin(H, kv * hd, qb), lin(h * hd, H, ob), mlp(),
+                   *[RMSNorm(H) for _ in range(norms)])
+
     # Gemma's configs tie by default; the others do not
-    return head(m, m.embed_tokens, c.get("tie_word_embeddings", gemma))
+    return causal_lm(c, block, RMSNorm(H),
+                     c.get("tie_word_embeddings", gemma))
 
 
 def phi3(c):                       # modeling_phi3.py: Phi3ForCausalLM
-    H, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    H, I = c["hidden_size"], c["intermediate_size"]
     h = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", h)
     hd = H // h
-    m = nn.Module()
-    m.embed_tokens = emb(V, H)
-    m.layers = seq(*[seq(lin(h * hd, H, False),                 # o_proj
-                         lin(H, (h + 2 * kv) * hd, False),      # qkv_proj
-                         lin(H, 2 * I, False), lin(I, H, False),  # mlp
-                         RMSNorm(H), RMSNorm(H))
-                     for _ in range(c["num_hidden_layers"])])
-    m.norm = RMSNorm(H)
-    return head(m, m.embed_tokens, c.get("tie_word_embeddings", False))
+    def block():
+        return seq(lin(h * hd, H, False),                       # o_proj
+                   lin(H, (h + 2 * kv) * hd, False),            # qkv_proj
+                   lin(H, 2 * I, False), lin(I, H, False),      # mlp
+                   RMSNorm(H), RMSNorm(H))
+
+    return causal_lm(c, block, RMSNorm(H),
+                     c.get("tie_word_embeddings", False))
 
 
 def falcon(c):                     # modeling_falcon.py: FalconForCausalLM
