@@ -313,9 +313,12 @@ void pn_network_put_row(FILE *f, const char *name, const pn_layer *l,
 		fprintf(f, "\t%s", pn_layer_defs[l->type].input_grad ?
 			pn_layer_field(l, prec, "input_grad", buf) : "NA");
 	if (flags & PN_LC_DROPOUT) {
-		if (pn_layer_masks(l))
+		const char *v = "NA";
+		if (pn_layer_masks(l)) {
 			pn_fmt_num(buf, l->dropout);
-		fprintf(f, "\t%s", pn_layer_masks(l) ? buf : "NA");
+			v = buf;
+		}
+		fprintf(f, "\t%s", v);
 	}
 	putc('\n', f);
 }
