@@ -89,6 +89,17 @@ has_cuda_device() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *,* ]]
 }
 
+@test "pn-time keeps a training dropout's mask for its backward pass, a byte an element, as PyTorch does" {
+	# 4 x 16 x 64 = 4096 fp32 elements: x and y forward; dy, dx and the
+	# mask of one byte an element in training
+	printf 'layer\top\tbatch\tseq_len\tdim\tdropout\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	printf 'elementwise\tdropout\t4\t16\t64\t0.3\t%s\tnone\n' fwd train >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ')" = "32768 69632" ]
+	run pn-time --check -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 0 ]
+}
+
 @test "pn-time gives bigger dense layers longer times on average" {
 	printf 'layer\tbatch\tin_features\tout_features\n' >"$BATS_TEST_TMPDIR/in"
 	for i in 1 2 3 4; do printf 'dense\t1\t8\t8\ndense\t32\t512\t512\n' >>"$BATS_TEST_TMPDIR/in"; done

@@ -395,19 +395,80 @@ void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
 
 /* ---- plain-C ops ---------------------------------------------------------- */
 
-void dn_c_dropout(const op *o)          /* b = a * keep / (1 - p) */
+/* b = a * keep / (1 - p), the mask drawn element by element (a branch on
+ * each, as a framework's Bernoulli draw has) and kept in o->mask if any */
+static void c_dropout_fwd(const op *o)
 {
 	float s = 1 / (1 - o->f);
+	uint8_t *m = o->mask;
+	if (o->half) {
+		const uint16_t *a = (const uint16_t *)o->a;
+		uint16_t *b = (uint16_t *)o->b;
+		for (size_t i = 0; i < o->n; i++) {
+			int keep = pn_keep((uint64_t)o->k, i, o->f);
+			if (m)
+				m[i] = (uint8_t)keep;
+			b[i] = keep ? pn_bf16(pn_bf16_f32(a[i]) * s) : 0;
+		}
+		return;
+	}
+	for (size_t i = 0; i < o->n; i++) {
+		int keep = pn_keep((uint64_t)o->k, i, o->f);
+		if (m)
+			m[i] = (uint8_t)keep;
+		o->b[i] = keep ? o->a[i] * s : 0;
+	}
+}
+
+/* b = a * mask / (1 - p): one pass over the kept mask, without branches */
+static void c_dropout_bwd(const op *o)
+{
+	float s = 1 / (1 - o->f);
+	const uint8_t *m = o->mask;
 	if (o->half) {
 		const uint16_t *a = (const uint16_t *)o->a;
 		uint16_t *b = (uint16_t *)o->b;
 		for (size_t i = 0; i < o->n; i++)
-			b[i] = pn_keep((uint64_t)o->k, i, o->f) ?
-			       pn_bf16(pn_bf16_f32(a[i]) * s) : 0;
+			b[i] = pn_bf16(pn_bf16_f32(a[i]) * ((float)m[i] * s));
 		return;
 	}
 	for (size_t i = 0; i < o->n; i++)
-		o->b[i] = pn_keep((uint64_t)o->k, i, o->f) ? o->a[i] * s : 0;
+		o->b[i] = o->a[i] * ((float)m[i] * s);
+}
+
+uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
+			float p, int k, int keep)
+{
+	if (r->st)
+		return NULL;
+	uint8_t *m = keep ? dn_balloc(r, n) : NULL;
+	op *o = dn_cop(r, ph, c_dropout_fwd);
+	if (!o)
+		return NULL;
+	o->a = a;
+	o->b = b;
+	o->n = n;
+	o->f = p;
+	o->k = k;
+	o->half = dn_dt == dnnl_bf16;
+	o->mask = m;
+	return m;
+}
+
+void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
+		    const uint8_t *mask)
+{
+	op *o = dn_cop(r, ph, c_dropout_bwd);
+	if (!o)
+		return;
+	if (!mask)
+		PN_BUG("a dropout backward without its mask");
+	o->a = dy;
+	o->b = dx;
+	o->n = n;
+	o->f = p;
+	o->half = dn_dt == dnnl_bf16;
+	o->mask = (uint8_t *)mask;
 }
 
 /* ---- layers --------------------------------------------------------------- */

@@ -43,6 +43,7 @@ typedef struct op {
 	float f;
 	int k;
 	int half;                /* a, b hold bf16, not float (dropout) */
+	uint8_t *mask;           /* dropout's kept mask, 1 byte an element */
 	void *ctx;
 } op;
 
@@ -161,9 +162,17 @@ dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
 void dn_note(pn_run *r, const char *s);
 /* A plain-C op fn added to phase ph (its fields set by the caller). */
 op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
-/* b = a * keep / (1 - f), the mask of pn_keep with salt k, n elements
- * (bf16 when o->half) */
-void dn_c_dropout(const op *o);
+/* Dropout as a framework runs it: the forward draws the mask of pn_keep
+ * (rate p, salt k) over the n elements of a, writes b = a * keep / (1 - p)
+ * and, in training, keeps the mask (one byte an element, as PyTorch saves
+ * it); the backward multiplies by that mask, without drawing it again.
+ * dn_dropout_fwd adds its op to phase ph and returns the mask (NULL when
+ * not kept or on failure); dn_dropout_bwd adds dx = dy * mask / (1 - p)
+ * to phase ph.  a, b, dy and dx are bf16 when the run's type is. */
+uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
+			float p, int k, int keep);
+void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
+		    const uint8_t *mask);
 /* A parameter w with gradient g (NULL: not trained) and the canonical
  * layout of --check (NULL: w's own), with its optimizer state. */
 void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,

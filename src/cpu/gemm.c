@@ -234,17 +234,12 @@ void dn_attention(pn_run *r)
 	dnnl_primitive_desc_t spd = dn_pdesc(r, &smd, 0, 1, NULL, "softmax");
 	dn_prim(r, FWD, spd, DNNL_ARG_SRC, sc, DNNL_ARG_DST, pr, -1);
 	dnnl_memory_t pd = pr;
+	const uint8_t *mask = NULL;       /* the probabilities' dropout mask */
 	if (p > 0) {
 		pd = dn_tensor(r, &msc, ZERO, 1);
-		op *o = dn_cop(r, FWD, dn_c_dropout);
-		if (o) {
-			o->a = dn_ptr(pr);
-			o->b = dn_ptr(pd);
-			o->n = dn_nelems(pr);
-			o->half = dn_dt == dnnl_bf16;
-			o->f = p;
-			o->k = 100;
-		}
+		if (!r->st)
+			mask = dn_dropout_fwd(r, FWD, dn_ptr(pr), dn_ptr(pd),
+					      dn_nelems(pr), p, 100, train);
 	}
 	matmul(r, FWD, pd, dn_view(r, &mh3, V), NULL, dn_view(r, &mh1, dn_ptr(ctx)), 0, 1);
 	matmul(r, FWD, ctx, wout, bout, y, 0, 1);
@@ -283,15 +278,9 @@ void dn_attention(pn_run *r)
 	dnnl_memory_t dp = dpd;
 	if (p > 0) {
 		dp = dn_tensor(r, &msc, ZERO, 1);
-		op *o = dn_cop(r, BWD, dn_c_dropout);
-		if (o) {
-			o->a = dn_ptr(dpd);
-			o->b = dn_ptr(dp);
-			o->n = dn_nelems(dpd);
-			o->half = dn_dt == dnnl_bf16;
-			o->f = p;
-			o->k = 100;
-		}
+		if (!r->st)
+			dn_dropout_bwd(r, BWD, dn_ptr(dpd), dn_ptr(dp),
+				       dn_nelems(dpd), p, mask);
 	}
 	dnnl_softmax_v2_desc_t sbd;
 	DN(dnnl_softmax_v2_backward_desc_init(&sbd, dnnl_softmax_accurate, &msc,

@@ -42,6 +42,7 @@ typedef struct {
 	dnnl_dim_t B, S, I, H, D, G;
 	int L, type, train;
 	float p;                         /* dropout between layers */
+	const uint8_t *mask[MAXL];       /* its mask below layer k (k >= 1) */
 	dnnl_rnn_direction_t dir;
 	dnnl_memory_desc_t msrc[MAXL], mwl[MAXL], mwla[MAXL], mwi, mwia, mb,
 			   mdst, msi;
@@ -82,20 +83,6 @@ static dnnl_status_t bwd_desc(const rnn_net *c, int k, dnnl_rnn_desc_t *rd)
 		wl, wi, b, y, NULL, x, s, wl, wi, b, y, NULL, 0);
 }
 
-/* b = dropout(a) between layers, salt k */
-static void layer_dropout(pn_run *r, int ph, const rnn_net *c,
-			  dnnl_memory_t a, dnnl_memory_t b, int k)
-{
-	op *o = dn_cop(r, ph, dn_c_dropout);
-	if (!o)
-		return;
-	o->a = dn_ptr(a);
-	o->b = dn_ptr(b);
-	o->n = dn_nelems(a);
-	o->f = c->p;
-	o->k = k;
-}
-
 /* Layer k forward: its weights, output and primitive. */
 static void fwd_layer(pn_run *r, rnn_net *c, int k)
 {
@@ -134,7 +121,11 @@ static void fwd_layer(pn_run *r, rnn_net *c, int k)
 	if (k + 1 < c->L) {
 		if (c->p > 0) {
 			c->src[k + 1] = dn_tensor(r, &c->mdst, ZERO, 1);
-			layer_dropout(r, FWD, c, c->dst[k], c->src[k + 1], k + 1);
+			if (!r->st)
+				c->mask[k + 1] = dn_dropout_fwd(r, FWD,
+					dn_ptr(c->dst[k]), dn_ptr(c->src[k + 1]),
+					dn_nelems(c->dst[k]), c->p, k + 1,
+					c->train);
 		} else {
 			c->src[k + 1] = c->dst[k];
 		}
@@ -198,7 +189,9 @@ static dnnl_memory_t bwd_layer(pn_run *r, rnn_net *c, int k,
 	}
 	if (c->p > 0) {
 		ddst = dn_tensor(r, &c->mdst, ZERO, 1);
-		layer_dropout(r, BWD, c, dsrc, ddst, k);
+		if (!r->st)
+			dn_dropout_bwd(r, BWD, dn_ptr(dsrc), dn_ptr(ddst),
+				       dn_nelems(dsrc), c->p, c->mask[k]);
 		return ddst;
 	}
 	return dsrc;
@@ -232,6 +225,7 @@ void dn_rnn(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	rnn_net net, *c = &net;
+	memset(c, 0, sizeof *c);
 	c->B = (dnnl_dim_t)l->batch;
 	c->S = (dnnl_dim_t)l->seq_len;
 	c->I = (dnnl_dim_t)l->input_size;

@@ -316,30 +316,19 @@ static void elem_unary(pn_run *r, elem *e, size_t i, float c)
 		DNNL_ARG_DIFF_SRC, e->dx, -1);
 }
 
-/* dropout with probability p: plain-C, the mask of pn_keep */
+/* dropout with probability p: plain-C, the mask of pn_keep, kept for the
+ * backward pass */
 static void elem_dropout(pn_run *r, elem *e, float p)
 {
-	op *o = dn_cop(r, FWD, dn_c_dropout);
-	if (!o)
+	if (r->st)
 		return;
-	o->a = dn_ptr(e->x);
-	o->b = dn_ptr(e->y);
-	o->n = e->n;
-	o->f = p;
-	o->k = 200;
-	o->half = dn_dt == dnnl_bf16;
-	if (!e->train)
+	const uint8_t *m = dn_dropout_fwd(r, FWD, dn_ptr(e->x), dn_ptr(e->y),
+					  e->n, p, 200, e->train);
+	if (!e->train || r->st)
 		return;
 	e->dx = dn_tensor(r, &e->md, ZERO, 1);
-	o = dn_cop(r, BWD, dn_c_dropout);
-	if (!o)
-		return;
-	o->a = dn_ptr(e->dy);
-	o->b = dn_ptr(e->dx);
-	o->n = e->n;
-	o->f = p;
-	o->k = 200;
-	o->half = dn_dt == dnnl_bf16;
+	if (!r->st)
+		dn_dropout_bwd(r, BWD, dn_ptr(e->dy), dn_ptr(e->dx), e->n, p, m);
 }
 
 /* a gated op, y = act(x) * x2 (layer.h), as a framework runs it on the

@@ -93,7 +93,8 @@ typedef struct {
  *
  * Dropout: the same keep mask on every backend (pn_keep), except inside
  * cuDNN's RNN, which draws its own; --check runs recurrent layers without
- * dropout.  dy is the gradient of y; compute writes dx (dx2) and dw, the
+ * dropout.  The cpu backend keeps the forward's mask for the backward (a
+ * byte an element, as PyTorch does); the cuda backend draws it again.  dy is the gradient of y; compute writes dx (dx2) and dw, the
  * gradient of w in the layout of w. */
 typedef struct {
 	size_t nx, nx2, nidx, nw, ny;
