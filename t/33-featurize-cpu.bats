@@ -99,6 +99,14 @@ want_cpu_ms_of() {
 	near "$(col "$O" cpu_ms 10)" "$(want_cpu_ms_of 10 1 "$(awk 'BEGIN { printf "%.17g", 1000 * 0.2 * 40 / 1e9 }')")"
 }
 
+@test "pn-featurize cpu_ms of a train elementwise dropout counts its mask once: the backward reuses it" {
+	# row 10 (1000 elements, rate 0.2) as a train row without optimizer: 3
+	# calls, and the branches of one mask
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "pass") k = i } NR == 11 { $k = "train" } NR == 1 || NR == 11' "$L" >"$BATS_TEST_TMPDIR/e.tsv"
+	pn-featurize $CG "$BATS_TEST_TMPDIR/e.tsv" >"$O.e"
+	near "$(col "$O.e" cpu_ms 1)" "$(want_cpu_ms_of 1 3 "$(awk 'BEGIN { printf "%.17g", 1000 * 0.2 * 40 / 1e9 }')" "$O.e")"
+}
+
 @test "pn-featurize cpu_ms of a stacked lstm counts the masks between its layers only" {
 	# 2 x 8 x 16 outputs of its first layer; the one-layer lstm draws none
 	near "$(col "$O" cpu_ms 11)" "$(want_cpu_ms_of 11 1 "$(awk 'BEGIN { printf "%.17g", 2 * 8 * 16 * 0.3 * 40 / 1e9 }')")"
