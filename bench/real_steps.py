@@ -309,8 +309,11 @@ def rows_of(case):
                 op = {nn.ReLU: "relu", nn.GELU: "gelu", nn.Tanh: "tanh",
                       nn.Dropout: "dropout", Add: "add"}[type(m)]
                 rate = {"dropout": m.p} if isinstance(m, nn.Dropout) else {}
-                add(name, "elementwise", False, op=op, batch=1, seq_len=1,
-                    dim=per_sample(out), **rate)
+                # pn's (batch, seq_len, dim): the last dimension, and the
+                # others of a sample as the sequence
+                d = out.shape[-1] if out.dim() > 1 else 1
+                add(name, "elementwise", False, op=op, batch=1,
+                    seq_len=per_sample(out) // d, dim=d, **rate)
             elif isinstance(m, nn.Embedding):
                 add(name, "embedding", True, batch=1,
                     seq_len=max(1, a.numel() // batch) if a.dim() > 1 else 1,
