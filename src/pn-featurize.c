@@ -27,11 +27,14 @@ static const char usage[] =
 "gpu_cores gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb gpu_fp32_gflops\n"
 "gpu_peak_gflops wave_roofline_ms sm_compute_ms sm_memory_ms l2_ratio\n"
 "wave_l2_ratio lat_ms l2_ms lane_compute_ms lane_roofline_ms pad_co cpu_ms\n"
-"mask_p vec_tail.  A column that already exists is replaced in place.\n"
+"mask_p vec_tail.  A column that already exists is replaced in place; the\n"
+"optimizer of a layer without weights is written as none.\n"
 "Formulas: see pn-featurize(1).\n";
 
-/* Output column k: 0 is the device, 1 + PN_F_* the features. */
-static const char *outnames[1 + PN_F_N];
+/* Output column k: 0 is the device, 1 + PN_F_* the features, and
+ * OPTCOL the optimizer where the input has one. */
+#define OPTCOL (1 + PN_F_N)
+static const char *outnames[OPTCOL + 1];
 
 static void featurize(pn_tsv_out *o, const pn_layer *l, const pn_gpu *g)
 {
@@ -81,7 +84,12 @@ int main(int argc, char **argv)
 	pn_layer_cols *cols = pn_layer_cols_new(in);
 	int dcol = device ? pn_tsv_find(in, "device")
 			  : pn_tsv_col(in, "device");
-	pn_tsv_out *o = pn_tsv_out_new(in, outnames, 1 + PN_F_N);
+	/* a layer without weights has nothing to optimize: its optimizer
+	 * is none, as a network's row says, whatever the input drew */
+	int ocol = pn_tsv_find(in, "optimizer");
+	outnames[OPTCOL] = "optimizer";
+	pn_tsv_out *o = pn_tsv_out_new(in, outnames, ocol >= 0 ? OPTCOL + 1 :
+							       OPTCOL);
 	FILE *f = pn_output_open(out);
 	pn_tsv_out_header(o, f);
 
@@ -103,6 +111,9 @@ int main(int argc, char **argv)
 			pn_tsv_out_str(o, 0, fixed->name);
 		}
 		featurize(o, &l, g);
+		if (ocol >= 0)
+			pn_tsv_out_str(o, OPTCOL, pn_layer_defs[l.type].weights ?
+				       pn_tsv_str(in, ocol) : "none");
 		pn_tsv_out_row(o, f);
 		rows++;
 	}

@@ -242,3 +242,13 @@ NEAR_TOL=1e-12
 		near "$(col "$BATS_TEST_TMPDIR/o" ct_ms "$r")" "$(awk -v f="$(col "$BATS_TEST_TMPDIR/o" co "$r")" -v p="$p" 'BEGIN { printf "%.17g", f / p / 1e6 }')" || { echo "row $r"; return 1; }
 	done
 }
+
+@test "pn-featurize writes the optimizer of a layer without weights as none and passes a weighted layer's through" {
+	printf 'layer\top\tbatch\tseq_len\tdim\tin_features\tout_features\tpass\toptimizer\tdevice\n' >"$BATS_TEST_TMPDIR/o.tsv"
+	printf 'elementwise\trelu\t2\t4\t8\tNA\tNA\ttrain\tadam\tT4\n' >>"$BATS_TEST_TMPDIR/o.tsv"
+	printf 'dense\tNA\t2\tNA\tNA\t8\t8\ttrain\tadam\tT4\n' >>"$BATS_TEST_TMPDIR/o.tsv"
+	pn-featurize "$BATS_TEST_TMPDIR/o.tsv" >"$BATS_TEST_TMPDIR/f.tsv"
+	[ "$(col "$BATS_TEST_TMPDIR/f.tsv" optimizer 1)" = none ]
+	[ "$(col "$BATS_TEST_TMPDIR/f.tsv" optimizer 2)" = adam ]
+	[ "$(head -1 "$BATS_TEST_TMPDIR/f.tsv" | tr '\t' '\n' | grep -c '^optimizer$')" = 1 ]
+}
