@@ -31,6 +31,11 @@ clean_error() {
 	clean_error pn-eval "$FIX/fuzz/xgb-huge-alloc.model" "corrupt model: "
 }
 
+@test "pn-eval rejects an xgb body of 2e96 bytes without converting the count to a size (fuzz_model)" {
+	run pn-eval -m "$FIX/fuzz/xgb-bytes-beyond-size.model" "$FIX/fit-mlp/small.tsv"
+	clean_error pn-eval "$FIX/fuzz/xgb-bytes-beyond-size.model" "corrupt model: xgb: bytes must be a positive integer"
+}
+
 @test "pn-eval rejects an rf tree of 2000000000 nodes before allocating them (fuzz_model)" {
 	run pn-eval -m "$FIX/fuzz/rf-tree-nodes.model" "$FIX/fit-mlp/small.tsv"
 	clean_error pn-eval "$FIX/fuzz/rf-tree-nodes.model" "corrupt model: "

@@ -984,8 +984,9 @@ static void read_body(pn_mreader *r, double bytes, body *b, int i)
 		 strspn(tok[1], "0123456789abcdef") != 8)
 		bad = "want 'crc32' and 8 hex digits";
 	unsigned long crc = bad ? 0 : strtoul(tok[1], NULL, 16);
-	/* grown as lines arrive: a corrupt count must not allocate */
-	size_t len = (size_t)bytes, got = 0, cap = 0;
+	/* grown as lines arrive: a corrupt count must not allocate (nor be
+	 * converted: it may lie beyond size_t) */
+	size_t len = bad ? 0 : (size_t)bytes, got = 0, cap = 0;
 	unsigned char *buf = NULL;
 	while (!bad && got < len) {
 		if (cap - got < B64_LINE) {
