@@ -4,7 +4,10 @@ on one CPU thread (PyTorch), the profile that pn-sum --framework reads
 (src/lib/framework.h has the names and how pn-sum counts them;
 samples/frameworks/ ships the result).
 
-  framework_cpu.py [OUT.tsv]       (default: standard output)
+  framework_cpu.py [--only NAME,...] [OUT.tsv]   (default: standard output)
+
+--only measures the named layer rows alone (e.g. --only xent), to add
+a layer type to a shipped profile without measuring the rest again.
 
 Every cost is a thread CPU time (time.thread_time_ns: other processes do
 not count) on 1-element tensors, so that the kernels' own work is ~0 and
@@ -15,7 +18,8 @@ nodes, the Python module call.  Medians over ROUNDS (15) rounds of REPS
   TYPE[.OP].fwd/.bwd  the forward and the backward of the smallest module
                  of each pn layer type (Linear(1, 1), Conv2d(1, 1, 1), ...
                  one per elementwise op and pool kind), less those of the
-                 loss alone (x.sum() and its backward's start); rnn, lstm,
+                 loss alone (x.sum() and its backward's start; xent, the
+                 loss itself, is not summed again); rnn, lstm,
                  gru: of 1 layer and 1 time step, less one step
   TYPE.fwd.step/.bwd.step  rnn lstm gru: per layer and time step, the
                  slope from (1 layer, 1 step) to (2 layers, 17 steps)
@@ -187,6 +191,13 @@ def bmm(a):
     return torch.bmm(a, a)
 
 
+class XEnt(nn.Module):
+    """The loss as a training loop calls it: cross-entropy of the logits
+    against class targets (class 0 here), mean over the rows."""
+    def forward(self, a):
+        return nn.functional.cross_entropy(a, torch.zeros(a.shape[0], dtype=torch.long))
+
+
 # the smallest module of each pn layer type (and elementwise op), on
 # 1-element inputs: (cost name, module, input)
 LAYERS = [
@@ -198,6 +209,7 @@ LAYERS = [
     ("softmax", lambda: nn.Softmax(-1), (1, 1)),
     ("pool.max", lambda: nn.MaxPool2d(1), (1, 1, 1, 1)),
     ("pool.avg", lambda: nn.AvgPool2d(1), (1, 1, 1, 1)),
+    ("xent", lambda: XEnt(), (1, 2)),
     ("elementwise", lambda: Add(), (1,)),
     ("elementwise.relu", lambda: nn.ReLU(), (1,)),
     ("elementwise.gelu", lambda: nn.GELU(), (1,)),
@@ -218,7 +230,8 @@ def fwd_bwd(m, x, attention=False):
     alone (the loss that starts the backward and the engine's start)."""
     def out():
         y = m(x, x, x, need_weights=False)[0] if attention else m(x)
-        return (y[0] if isinstance(y, tuple) else y).sum()
+        y = y[0] if isinstance(y, tuple) else y
+        return y if y.dim() == 0 else y.sum()    # a loss is its own
 
     def full():
         out().backward()
@@ -257,7 +270,21 @@ def rnn_step(name):
 
 
 def main(argv):
+    only = None
+    if argv[:1] == ["--only"] and len(argv) > 1:
+        only = argv[1].split(",")
+        argv = argv[2:]
+        unknown = set(only) - {n for n, _, _ in LAYERS}
+        if unknown:
+            sys.exit("framework_cpu.py: no layer %s" % ", ".join(sorted(unknown)))
     out = open(argv[0], "w") if argv else sys.stdout
+    if only:
+        rows = layer_rows([l for l in LAYERS if l[0] in only])
+        print("cost\tus\twhat", file=out)
+        for k, v, w in rows:
+            print("%s\t%.4g\t%s" % (k, v, w), file=out)
+        about()
+        return
     op, _ = slope(fwd_ops)
     node = bwd_slope()
     rows = [("op.fwd", op, "a forward op that autograd records (not used by pn-sum)"),
@@ -272,7 +299,16 @@ def main(argv):
     for name in ("sgd", "sgd_momentum", "adam"):
         rows.append(("opt.%s.element" % name.replace("_", "."),
                      optimizer_elements(name), "per weight element"))
-    for name, make, shape in LAYERS:
+    rows += layer_rows(LAYERS)
+    print("cost\tus\twhat", file=out)
+    for k, v, w in rows:
+        print("%s\t%.4g\t%s" % (k, v, w), file=out)
+    about()
+
+
+def layer_rows(layers):
+    rows = []
+    for name, make, shape in layers:
         f, b = layer(name, make, shape)
         if name in ("rnn", "lstm", "gru"):
             fs, bs = rnn_step(name)
@@ -281,9 +317,10 @@ def main(argv):
             rows.append((name + ".bwd.step", bs, "per layer and time step, backward"))
         rows.append((name + ".fwd", f, "the smallest module's forward"))
         rows.append((name + ".bwd", b, "the smallest module's backward"))
-    print("cost\tus\twhat", file=out)
-    for k, v, w in rows:
-        print("%s\t%.4g\t%s" % (k, v, w), file=out)
+    return rows
+
+
+def about():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), platform.processor())
     print("bench/framework_cpu.py: torch %s (single-tensor optimizers), one "

@@ -349,8 +349,8 @@ def rows_of(case):
     for h in handles:
         h.remove()
     flat = out.reshape(-1, out.shape[-1])
-    # the loss: pn has no cross-entropy type yet; a softmax over the classes
-    add("loss", "softmax", False, batch=1, seq_len=flat.shape[0] // batch,
+    # the loss: cross-entropy over the classes (pn's xent), a token a row
+    add("loss", "xent", False, batch=1, seq_len=flat.shape[0] // batch,
         dim=flat.shape[1])
     return rows
 

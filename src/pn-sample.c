@@ -20,7 +20,7 @@ static const char usage[] =
 "\n"
 "  -l, --layer TYPE         dense, bmm, conv2d, attention, embedding, rnn,\n"
 "                           lstm, gru, layernorm, softmax, elementwise, posenc,\n"
-"                           batchnorm, pool\n"
+"                           batchnorm, pool, xent\n"
 "  -n, --count N            write N configurations (with --grid: N for each\n"
 "                           grid point, default 1)\n"
 "  -s, --seed S             random seed (default 1)\n"
@@ -51,7 +51,7 @@ enum kind {
 };
 
 #define ALL "dense bmm conv2d attention embedding rnn lstm gru layernorm " \
-	    "softmax elementwise posenc batchnorm pool"
+	    "softmax elementwise posenc batchnorm pool xent"
 #define CNN "conv2d batchnorm pool"
 #define RNNS "rnn lstm gru"
 #define VEC "layernorm softmax elementwise posenc"
@@ -67,7 +67,10 @@ enum kind {
  * batchnorm and pool take conv2d's batch, image and channels; pool's
  * kernel 2-3, stride 1 to the kernel and padding 0-1 (at most half the
  * kernel, as PyTorch requires) are those of the CNNs of
- * bench/real-steps. */
+ * bench/real-steps.  xent (the loss) takes the sequences of the vector
+ * types and 2 to 65,536 classes: a classifier's 2-1000 and the
+ * vocabularies of bench/real-steps' and samples/networks' language models
+ * (5,000-50,257; a larger one, Gemma's 256,000, is extrapolated). */
 static const struct column {
 	const char *types;
 	const char *name;
@@ -104,6 +107,8 @@ static const struct column {
 	{"elementwise pool", "op", K_ENUM, 0, 0, 0},
 	{"layernorm softmax elementwise", "seq_len", K_SIZE, 1, 512, 0},
 	{"layernorm softmax elementwise", "dim", K_SIZE, 64, 1024, 0},
+	{"xent", "seq_len", K_SIZE, 1, 512, 0},
+	{"xent", "dim", K_SIZE, 2, 65536, 0},
 	{"posenc", "seq_len", K_SIZE, 1, 512, 0},
 	{"posenc", "embed_dim", K_SIZE, 32, 1024, 0},
 	{"dense conv2d", "bias", K_INT, 0, 1, 0},

@@ -149,10 +149,10 @@ U="$FIX/featurize/units-gpus.tsv"
 	run pn-specs --gpuspecs "$U" --units
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$(printf 'device\tlayer\tprecision\tcolumn\tpeak_gflops')" ]
-	[ "${#lines[@]}" -eq $((1 + 3 * 15 * 4)) ]
+	[ "${#lines[@]}" -eq $((1 + 3 * 16 * 4)) ]
 	tail -n +2 "$FIX/featurize/units.tsv" | awk -F'\t' -v OFS='\t' '
 		{ n = split($2 == "gemm" ? "dense bmm conv2d attention rnn lstm gru" :
-			    "embedding layernorm softmax elementwise posenc mem batchnorm pool", t, " ")
+			    "embedding layernorm softmax elementwise posenc mem batchnorm pool xent", t, " ")
 		  for (i = 1; i <= n; i++) print $1, t[i], $3, $4, $5 }' |
 		sort >"$BATS_TEST_TMPDIR/want"
 	printf '%s\n' "${lines[@]:1}" | sort | diff - "$BATS_TEST_TMPDIR/want"

@@ -2,7 +2,7 @@
 # pn-sample: configurations of every layer type, ranges, grids, seeds.
 load test_helper
 
-TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool"
+TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool xent"
 
 @test "pn-sample writes the columns of the layer contract for every layer type" {
 	for t in $TYPES; do
@@ -23,6 +23,7 @@ layer op batch seq_len dim dropout precision pass optimizer learning_rate
 layer batch seq_len embed_dim precision pass optimizer learning_rate
 layer batch in_channels image precision pass optimizer learning_rate
 layer op batch in_channels image kernel stride padding precision pass optimizer learning_rate
+layer batch seq_len dim precision pass optimizer learning_rate
 EOF
 }
 
@@ -163,7 +164,7 @@ EOF
 @test "pn-sample rejects an unknown layer type" {
 	run bash -c "pn-sample --layer conv3d -n 1 2>&1 >/dev/null"
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-sample: --layer: unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc, batchnorm, pool)" ]
+	[ "${lines[0]}" = "pn-sample: --layer: unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc, batchnorm, pool, xent)" ]
 	[ "${lines[1]}" = "Try 'pn-sample --help' for more information." ]
 }
 

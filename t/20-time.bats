@@ -5,8 +5,8 @@
 # run was killed.
 load test_helper
 
-TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool"
-# the types the cuda backend times (not batchnorm, pool)
+TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc batchnorm pool xent"
+# the types the cuda backend times (not batchnorm, pool, xent)
 CUDA_TYPES="dense bmm conv2d attention embedding rnn lstm gru layernorm softmax elementwise posenc"
 
 # small sizes of every layer type, so that a row takes milliseconds
@@ -18,7 +18,7 @@ small() {
 	attention) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=4:32 -r heads=1:4" ;;
 	embedding) echo "-r batch=1:2 -r seq_len=1:8 -r vocab=10:100 -r embed_dim=1:32" ;;
 	rnn|lstm|gru) echo "-r batch=1:2 -r seq_len=1:6 -r input_size=1:8 -r hidden=1:8 -r layers=1:2" ;;
-	layernorm|softmax|elementwise) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
+	layernorm|softmax|elementwise|xent) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
 	posenc) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=1:32" ;;
 	batchnorm) echo "-r batch=1:4 -r image=1:12 -r in_channels=1:8" ;;
 	pool) echo "-r batch=1:2 -r image=1:12 -r in_channels=1:4" ;;
@@ -98,6 +98,17 @@ has_cuda_device() {
 	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ')" = "32768 69632" ]
 	run pn-time --check -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in"
 	[ "$status" -eq 0 ]
+}
+
+@test "pn-time times the loss as PyTorch's cross-entropy runs it, the likelihood's gradient a tensor of the logits' size" {
+	# 2 x 2 tokens of 8 classes, fp32: the logits and the log-probabilities
+	# (128 bytes each), the loss (4) and the int32 targets (16) forward;
+	# in training also the likelihood's gradient and the logits' (128 each)
+	printf 'layer\tbatch\tseq_len\tdim\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	printf 'xent\t2\t2\t8\t%s\tnone\n' fwd train >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ')" = "276 532" ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd' ')" = "ok ok" ]
 }
 
 @test "pn-time gives bigger dense layers longer times on average" {

@@ -6,7 +6,7 @@
 # bf16 skip by name on a CPU without it.
 load test_helper
 
-BF16_TYPES="dense bmm conv2d attention layernorm softmax elementwise posenc batchnorm pool"
+BF16_TYPES="dense bmm conv2d attention layernorm softmax elementwise posenc batchnorm pool xent"
 
 small() {
 	case $1 in
@@ -14,7 +14,7 @@ small() {
 	bmm) echo "-r batch=1:4 -r m=1:16 -r n=1:16 -r k=1:16" ;;
 	conv2d) echo "-r batch=1:2 -r image=1:12 -r in_channels=1:8 -r out_channels=1:8" ;;
 	attention) echo "-r batch=1:2 -r seq_len=1:8 -r embed_dim=4:32 -r heads=1:4" ;;
-	layernorm|softmax) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
+	layernorm|softmax|xent) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64" ;;
 	# every op but pow, which the cpu backend times in fp32 only
 	elementwise) echo "-r batch=1:2 -r seq_len=1:8 -r dim=1:64 -c op=$(pn-sample -l elementwise --ranges |
 		awk -F'\t' '$1 == "op" { print $5 }' | tr , '\n' | grep -vx pow | paste -sd,)" ;;

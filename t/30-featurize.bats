@@ -151,7 +151,7 @@ NEAR_TOL=1e-12
 	printf 'layer\tbatch\tdevice\nconv3d\t1\tTESTGPU\n' >"$BATS_TEST_TMPDIR/in"
 	run bash -c "pn-featurize $G '$BATS_TEST_TMPDIR/in' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'layer': unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc, mem, batchnorm, pool)" ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in:2: column 'layer': unknown layer type 'conv3d' (one of: dense, bmm, conv2d, attention, embedding, rnn, lstm, gru, layernorm, softmax, elementwise, posenc, mem, batchnorm, pool, xent)" ]
 }
 
 @test "pn-featurize names a dimension column the layer type needs" {

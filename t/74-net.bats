@@ -151,7 +151,7 @@ h.0-1.mlp.dropout elementwise dropout train 2 1 16 64 NA NA NA NA NA NA none
 h.0-1.mlp.add elementwise add train 2 1 16 64 NA NA NA NA NA NA none
 ln_f layernorm layernorm train 1 1 16 64 NA NA NA NA NA NA adam
 lm_head dense dense train 1 16 NA NA 64 1000 0 NA NA NA adam
-lm.softmax softmax softmax train 1 1 16 1000 NA NA NA NA NA NA none
+lm.loss xent xent train 1 1 16 1000 NA NA NA NA NA NA none
 X
 )" ]
 }
@@ -241,7 +241,7 @@ X
 	pn-net --hf "$N/tiny-gpt2.json" --precision bf16 --optimizer sgd >"$T/o"
 	[ "$(column precision "$T/o" | sort -u)" = bf16 ]
 	[ "$(awk -F'\t' 'NR > 1 {print $2, $31}' "$T/o" | sort -u | tr '\n' ,)" = \
-	  "attention sgd,dense sgd,elementwise none,embedding sgd,layernorm sgd,softmax none," ]
+	  "attention sgd,dense sgd,elementwise none,embedding sgd,layernorm sgd,xent none," ]
 }
 
 @test "pn-net --phase fwd writes forward rows without optimizer or dropout" {
@@ -249,6 +249,12 @@ X
 	[ "$(column phase "$T/o" | sort -u)" = fwd ]
 	[ "$(column optimizer "$T/o" | sort -u)" = none ]
 	! grep -q dropout "$T/o"
+}
+
+@test "pn-net ends a training network in its loss and a forward one in a softmax" {
+	[ "$(pn-net --hf "$N/tiny-gpt2.json" | tail -1 | cut -f1-2,7-8)" = "$(printf 'lm.loss\txent\t128\t1000')" ]
+	[ "$(pn-net --hf "$N/tiny-gpt2.json" --phase fwd | tail -1 | cut -f1-2,7-8)" = "$(printf 'lm.softmax\tsoftmax\t128\t1000')" ]
+	[ "$(pn-net --arch resnet18 --classes 10 | tail -1 | cut -f1-2,8)" = "$(printf 'loss\txent\t10')" ]
 }
 
 @test "pn-net uses adam for configs and sgd for CNNs by default" {
@@ -273,7 +279,7 @@ X
 	run pn-net --conv-stack 8k5s2,M,16,A,f32 --image 32 --classes 10
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | awk -F'\t' 'NR > 1 {print $1, $2, $3, $9, $10, $16, $17, $18, $19, $20, $21, $29}' | tr '\n' ,)" = \
-	  "conv1 conv2d conv2d NA NA 3 8 5 32 2 2 NA,pool2 pool max NA NA 8 NA 2 16 2 0 NA,conv3 conv2d conv2d NA NA 8 16 3 8 1 1 NA,avgpool4 pool avg NA NA 16 NA 8 8 8 0 NA,fc5 dense dense 16 32 NA NA NA NA NA NA NA,fc dense dense 32 10 NA NA NA NA NA NA NA,softmax softmax softmax NA NA NA NA NA NA NA NA NA," ]
+	  "conv1 conv2d conv2d NA NA 3 8 5 32 2 2 NA,pool2 pool max NA NA 8 NA 2 16 2 0 NA,conv3 conv2d conv2d NA NA 8 16 3 8 1 1 NA,avgpool4 pool avg NA NA 16 NA 8 8 8 0 NA,fc5 dense dense 16 32 NA NA NA NA NA NA NA,fc dense dense 32 10 NA NA NA NA NA NA NA,loss xent xent NA NA NA NA NA NA NA NA NA," ]
 }
 
 @test "pn-net's networks read in pn-sum for every family" {

@@ -61,6 +61,20 @@ setup_file() {
 	[ "$(cut -f11,12,20 "$T/out" | tail -n +2)" = "$(printf 'extrapolated\tdecomposed\tforward: pass=fwd,optimizer=none')" ]
 }
 
+@test "pn-sum splits a loss train row without a model of its own into a log-softmax, the gather, the likelihood's gradient and the log-softmax's backward" {
+	run pn-sum --fallback roofline $G -d UNIT -b 1 "$F/xent.tsv"
+	[ "$status" -eq 0 ]
+	o=$(printf '%s\n' "$output")
+	# 256 tokens of 1000 classes, fp32.  log-softmax, a softmax: VEC,
+	# 2 x 1024000 bytes / 1e9 / 1024 = 0.002 ms; nll, a mem pass of 512
+	# elements: MEM, 2048 / (1024 x 2^30)
+	near "$(col <(echo "$o") fwd_ms 1)" 0.0020018626451
+	# nll.grad, a mem pass of 256000 elements (1024000 / (1024 x 2^30)),
+	# and the softmax again
+	near "$(col <(echo "$o") bwd_ms 1)" 0.0029313225746
+	[ "$(col <(echo "$o") opt_ms 1)" = 0 ]
+}
+
 @test "pn-sum keeps an lstm train row whole, by the roofline" {
 	run pn-sum --fallback roofline $G -d UNIT --per-layer "$F/mixed.tsv"
 	[ "$status" -eq 0 ]

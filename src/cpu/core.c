@@ -614,6 +614,7 @@ static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		case PN_RNN: case PN_LSTM: case PN_GRU: dn_rnn(r); break;
 		case PN_LAYERNORM: dn_layernorm(r); break;
 		case PN_SOFTMAX: dn_softmax(r); break;
+		case PN_XENT: dn_xent(r); break;
 		case PN_ELEMENTWISE: dn_elementwise(r); break;
 		case PN_POSENC: dn_posenc(r); break;
 		case PN_BATCHNORM: dn_batchnorm(r); break;

@@ -2,7 +2,7 @@
  * and the helpers that build it from oneDNN primitives and plain-C ops.
  * One file per layer family builds its layers (gemm.c: dense, bmm,
  * attention; conv.c: conv2d; rnn.c: rnn, lstm, gru; vector.c: embedding,
- * layernorm, softmax, elementwise, posenc; pool.c: batchnorm, pool), as
+ * layernorm, softmax, xent, elementwise, posenc; pool.c: batchnorm, pool), as
  * src/cuda does; core.c holds
  * the helpers and the backend's table.
  *
@@ -76,7 +76,7 @@ struct pn_run {
 	pn_rng rng;
 	dnnl_memory_t canon[NCANON];       /* tensors of pn_io */
 	dnnl_memory_desc_t cmd[NCANON];    /* ... and their canonical layout */
-	int32_t *idx;                      /* embedding indices */
+	int32_t *idx;                      /* embedding indices, xent targets */
 	int rnn;                           /* weights need the recurrent map */
 	int nl;                            /* recurrent layers */
 	dnnl_memory_t rw[MAXL][2], rb[MAXL], rdw[MAXL][2], rdb[MAXL];
@@ -208,6 +208,7 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
 	     const dnnl_memory_desc_t *mc, int global);
 void dn_softmax(pn_run *r);
+void dn_xent(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);
 void dn_batchnorm(pn_run *r);       /* pool.c */

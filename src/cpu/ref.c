@@ -166,19 +166,25 @@ static void conv2d(const pn_layer *l, pn_io *io)
 #undef YI
 }
 
+/* log(sum(exp(a[0..n)))), from the row's maximum */
+static double logsumexp(const float *a, size_t n)
+{
+	float m = a[0];
+	for (size_t j = 1; j < n; j++)
+		m = a[j] > m ? a[j] : m;
+	double s = 0;
+	for (size_t j = 0; j < n; j++)
+		s += exp((double)a[j] - m);
+	return m + log(s);
+}
+
 /* softmax of rows of n; backward from the output y */
 static void softmax_rows(const float *x, float *y, size_t rows, size_t n)
 {
 	for (size_t r = 0; r < rows; r++) {
-		const float *a = x + r * n;
-		float m = a[0];
-		for (size_t j = 1; j < n; j++)
-			m = a[j] > m ? a[j] : m;
-		double s = 0;
+		double lse = logsumexp(x + r * n, n);
 		for (size_t j = 0; j < n; j++)
-			s += exp((double)a[j] - m);
-		for (size_t j = 0; j < n; j++)
-			y[r * n + j] = (float)(exp((double)a[j] - m) / s);
+			y[r * n + j] = (float)exp((double)x[r * n + j] - lse);
 	}
 }
 
@@ -191,6 +197,23 @@ static void softmax_bwd(const float *y, const float *dy, float *dx,
 			s += (double)dy[r * n + j] * y[r * n + j];
 		for (size_t j = 0; j < n; j++)
 			dx[r * n + j] = (float)(y[r * n + j] * (dy[r * n + j] - s));
+	}
+}
+
+/* cross-entropy (backend.h): y the log-probabilities; train: dx the
+ * gradient of the mean loss, (softmax - onehot) / rows */
+static void xent(const pn_layer *l, pn_io *io)
+{
+	size_t rows = (size_t)(l->batch * l->seq_len), n = (size_t)l->dim;
+	for (size_t r = 0; r < rows; r++) {
+		const float *a = io->x + r * n;
+		double lse = logsumexp(a, n);
+		for (size_t j = 0; j < n; j++) {
+			io->y[r * n + j] = (float)(a[j] - lse);
+			if (l->train)
+				io->dx[r * n + j] = (float)((exp(a[j] - lse) -
+					((size_t)io->idx[r] == j)) / (double)rows);
+		}
 	}
 }
 
@@ -796,6 +819,7 @@ static int ref_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 	case PN_POSENC: posenc(l, io); break;
 	case PN_BATCHNORM: batchnorm(l, io); break;
 	case PN_POOL: pool(l, io); break;
+	case PN_XENT: xent(l, io); break;
 	default: PN_BUG("layer type");
 	}
 	return PN_OK;

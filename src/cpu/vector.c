@@ -1,5 +1,5 @@
 /* vector.c - the cpu backend's elementwise family: embedding,
- * layernorm, softmax, elementwise and posenc. */
+ * layernorm, softmax, xent, elementwise and posenc. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,29 +145,108 @@ void dn_layernorm(pn_run *r)
 	dn_norm(r, fpd, bpd, &md, &ms, &mg, 0);
 }
 
+/* A softmax of alg (dnnl_softmax_accurate, or dnnl_softmax_log: the
+ * log-softmax) over the last axis of md from x into y, added to FWD;
+ * returns the backward pd in training (else NULL). */
+static dnnl_primitive_desc_t softmax_fwd(pn_run *r, dnnl_alg_kind_t alg,
+					 const dnnl_memory_desc_t *md,
+					 dnnl_memory_t x, dnnl_memory_t y)
+{
+	int train = r->cfg.l.train;
+	dnnl_softmax_v2_desc_t fd, bd;
+	DN(dnnl_softmax_v2_forward_desc_init(&fd, train ? dnnl_forward_training
+		: dnnl_forward_inference, alg, md, md, 1), "softmax");
+	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL, "softmax");
+	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
+	dn_canon(r, CX, x, NULL);
+	dn_canon(r, CY, y, NULL);
+	if (!train || r->st)
+		return NULL;
+	DN(dnnl_softmax_v2_backward_desc_init(&bd, alg, md, md, md, 1),
+	   "softmax backward");
+	return dn_pdesc(r, &bd, 0, 1, fpd, "softmax backward");
+}
+
 void dn_softmax(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
 	dnnl_memory_desc_t md = MD(2, N, D);
-	dnnl_softmax_v2_desc_t fd, bd;
-	DN(dnnl_softmax_v2_forward_desc_init(&fd, l->train ?
-		dnnl_forward_training : dnnl_forward_inference,
-		dnnl_softmax_accurate, &md, &md, 1), "softmax");
-	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL, "softmax");
 	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
-	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!l->train)
+	dnnl_primitive_desc_t bpd = softmax_fwd(r, dnnl_softmax_accurate, &md,
+						x, y);
+	if (!bpd)
 		return;
-	DN(dnnl_softmax_v2_backward_desc_init(&bd, dnnl_softmax_accurate, &md,
-					      &md, &md, 1), "softmax backward");
-	dnnl_primitive_desc_t bpd = dn_pdesc(r, &bd, 0, 1, fpd, "softmax backward");
 	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
 	dn_prim(r, BWD, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
 	     DNNL_ARG_DIFF_SRC, dx, -1);
 	dn_canon(r, CDY, dy, NULL);
+	dn_canon(r, CDX, dx, NULL);
+}
+
+/* The negative log-likelihood of the n rows of m log-probabilities a (bf16
+ * when half) at the targets idx, their mean into *c: PyTorch's nll_loss. */
+static void c_nll(const op *o)
+{
+	double s = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		size_t j = i * o->m + (size_t)o->idx[i];
+		s += o->half ? pn_bf16_f32(((const uint16_t *)o->a)[j]) : o->a[j];
+	}
+	*o->c = (float)(-s / (double)o->n);
+}
+
+/* Its backward, as PyTorch's nll_loss_backward writes it: b = 0 over n
+ * rows of m, then -1/n at each row's target. */
+static void c_nll_bwd(const op *o)
+{
+	size_t e = o->half ? sizeof(uint16_t) : sizeof(float);
+	memset(o->b, 0, o->n * o->m * e);
+	float g = -1.0f / (float)o->n;
+	for (size_t i = 0; i < o->n; i++) {
+		size_t j = i * o->m + (size_t)o->idx[i];
+		if (o->half)
+			((uint16_t *)o->b)[j] = pn_bf16(g);
+		else
+			o->b[j] = g;
+	}
+}
+
+void dn_xent(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
+	dnnl_memory_desc_t md = MD(2, N, D);
+	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
+	float *loss = dn_fbuf(r, 1);
+	r->idx = dn_balloc(r, (size_t)N * sizeof(int32_t));
+	if (r->st)
+		return;
+	for (dnnl_dim_t i = 0; i < N; i++)
+		r->idx[i] = (int32_t)pn_rng_int(&r->rng, 0, D - 1);
+	dnnl_primitive_desc_t bpd = softmax_fwd(r, dnnl_softmax_log, &md, x, y);
+	op *o = dn_cop(r, FWD, c_nll);
+	if (!o)
+		return;
+	o->a = dn_ptr(y);
+	o->c = loss;
+	o->idx = r->idx;
+	o->n = (size_t)N;
+	o->m = (size_t)D;
+	o->half = dn_dt == dnnl_bf16;
+	if (!bpd)
+		return;
+	dnnl_memory_t g = dn_tensor(r, &md, ZERO, 1), dx = dn_tensor(r, &md, ZERO, 1);
+	o = dn_cop(r, BWD, c_nll_bwd);
+	if (!o)
+		return;
+	o->b = dn_ptr(g);
+	o->idx = r->idx;
+	o->n = (size_t)N;
+	o->m = (size_t)D;
+	o->half = dn_dt == dnnl_bf16;
+	dn_prim(r, BWD, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, g,
+		DNNL_ARG_DIFF_SRC, dx, -1);
 	dn_canon(r, CDX, dx, NULL);
 }
 

@@ -401,7 +401,7 @@ static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		case PN_SOFTMAX: softmax(r); break;
 		case PN_ELEMENTWISE: elementwise(r); break;
 		case PN_POSENC: posenc(r); break;
-		case PN_BATCHNORM: case PN_POOL:
+		case PN_BATCHNORM: case PN_POOL: case PN_XENT:
 			failf(PN_INVALID, "%s is not timed by the cuda backend",
 			      pn_layer_name(cfg->l.type));
 		default: failf(PN_INVALID, "layer type not supported");

@@ -106,6 +106,19 @@ static void vec(pn_arch *a, const char *name, double rep, pn_layer_type t,
 	l->dim = dim;
 }
 
+/* The loss head over seq tokens of classes each, named PREFIX.loss
+ * (PREFIX empty: loss): the cross-entropy (xent) in training; in a
+ * forward pass, where no loss runs, the softmax of the output's
+ * probabilities (PREFIX.softmax). */
+static void loss(pn_arch *a, const char *prefix, double seq, double classes)
+{
+	int train = a->o.phase == PN_PH_TRAIN;
+	char nm[64];
+	snprintf(nm, sizeof nm, "%s%s%s", prefix, *prefix ? "." : "",
+		 train ? "loss" : "softmax");
+	vec(a, nm, 1, train ? PN_XENT : PN_SOFTMAX, NULL, 1, seq, classes);
+}
+
 /* A dropout of rate p over batch x seq x dim: none at rate 0 or outside
  * training. */
 static void drop(pn_arch *a, const char *name, double rep, double p,
@@ -283,7 +296,7 @@ static void relu(pn_arch *a, const char *name, double rep, double c, double x)
 static void classifier(pn_arch *a, double in)
 {
 	dense(a, "fc", 1, 1, in, (double)a->o.classes, 1, PN_ACT_NONE);
-	vec(a, "softmax", 1, PN_SOFTMAX, NULL, 1, 1, (double)a->o.classes);
+	loss(a, "", 1, (double)a->o.classes);
 }
 
 static int vgg(pn_arch *a, int depth, pn_arch_err *e)
@@ -322,7 +335,7 @@ static int vgg(pn_arch *a, int depth, pn_arch_err *e)
 	dense(a, "fc7", 1, 1, 4096, 4096, 1, PN_ACT_RELU);
 	drop(a, "drop7", 1, 0.5, 1, 1, 4096);
 	dense(a, "fc8", 1, 1, 4096, (double)a->o.classes, 1, PN_ACT_NONE);
-	vec(a, "softmax", 1, PN_SOFTMAX, NULL, 1, 1, (double)a->o.classes);
+	loss(a, "", 1, (double)a->o.classes);
 	return 0;
 }
 
@@ -469,7 +482,7 @@ static void seq2seq(pn_arch *a)
 	pn_layer *d = row(a, PN_LSTM, 1, "decoder.lstm");
 	*d = a->r[a->n - 3].l;
 	dense(a, "decoder.out", 1, S, 1000, 80000, 1, PN_ACT_NONE);
-	vec(a, "decoder.softmax", 1, PN_SOFTMAX, NULL, 1, S, 80000);
+	loss(a, "decoder", S, 80000);
 }
 
 const char *const pn_arch_names[] = {
@@ -1174,7 +1187,7 @@ static void embeddings(pn_arch *a, const tf *t, double S)
 	drop(a, "embed.dropout", 1, t->embdrop, 1, S, E);
 }
 
-/* The loss head: BERT's masked-LM head, or an LM head; then the softmax. */
+/* The loss head: BERT's masked-LM head, or an LM head; then the loss. */
 static void head(pn_arch *a, const tf *t, double S)
 {
 	double E = (double)t->E, V = (double)t->V;
@@ -1185,7 +1198,7 @@ static void head(pn_arch *a, const tf *t, double S)
 		dense(a, "mlm.decoder", 1, S, E, V, 1, 0);
 		if (t->tied)
 			params(a, V);
-		vec(a, "mlm.softmax", 1, PN_SOFTMAX, NULL, 1, S, V);
+		loss(a, "mlm", S, V);
 		return;
 	}
 	if (t->proj)
@@ -1198,7 +1211,7 @@ static void head(pn_arch *a, const tf *t, double S)
 		vec(a, "lm.softcap.mulu", 2, PN_ELEMENTWISE, "mulu", 1, S, V);
 		vec(a, "lm.softcap.tanh", 1, PN_ELEMENTWISE, "tanh", 1, S, V);
 	}
-	vec(a, "lm.softmax", 1, PN_SOFTMAX, NULL, 1, S, V);
+	loss(a, "lm", S, V);
 }
 
 /* T5: the encoder over Senc tokens, the decoder over Sdec, the head. */

@@ -100,8 +100,10 @@
  *                  reads the encoder's seq tokens
  *
  * Every model ends in its loss head: the LM head (dense to the
- * vocabulary, without bias; its weights counted once when tied) and a
- * softmax over the vocabulary.
+ * vocabulary, without bias; its weights counted once when tied) and, in
+ * training, the loss (`xent`, cross-entropy over the vocabulary, row
+ * lm.loss or mlm.loss); in a forward pass the softmax over the vocabulary
+ * (lm.softmax, mlm.softmax).
  *
  * Attention: one `attention` row when the block's attention is the one
  * pn-featurize counts (as many key/value heads as heads, heads x head_dim
@@ -140,8 +142,9 @@
  *   M           2 x 2 max-pool of stride 2
  *   A           global average pool
  *   fN          a dense layer of N outputs with ReLU (after the convs)
- * then a dense layer to the classes and a softmax; the first conv reads 3
- * channels.
+ * then a dense layer to the classes and the loss (training: `xent`, row
+ * loss; forward: a softmax, row softmax); the first conv reads 3
+ * channels.  The torchvision networks and lstm-seq2seq end the same way.
  *
  * ---- parameters --------------------------------------------------------
  * A row's parameters are its weights as pn_layer_work counts them, but for
@@ -225,7 +228,8 @@ enum { PN_AO_OPT = 0x300, PN_AO_PREC, PN_AO_PHASE };
 #define PN_ARCH_HELP_ROWS \
 "      --precision NAME  fp32, tf32, fp16 or bf16 (default fp32)\n" \
 "      --phase PHASE     train (forward, backward and optimizer; default) or\n" \
-"                        fwd (inference: no optimizer, no dropout)\n"
+"                        fwd (inference: no optimizer, no dropout, a\n" \
+"                        softmax where training has its loss)\n"
 /* Option c (getopt_long's value) with argument arg into o: 1 when c is one
  * of these options, else 0; a bad value is a usage error (exit 2). */
 int pn_arch_option(pn_arch_opts *o, int c, const char *arg);

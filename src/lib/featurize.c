@@ -46,7 +46,7 @@ static int lat_bound(const pn_layer *l)
 {
 	switch (l->type) {
 	case PN_LAYERNORM: case PN_SOFTMAX: case PN_BATCHNORM: case PN_POSENC:
-	case PN_EMBEDDING:
+	case PN_EMBEDDING: case PN_XENT:
 		return 1;
 	case PN_ELEMENTWISE:
 		return pn_elem_gated(l->op);

@@ -13,7 +13,7 @@
  * max(compute_ms, m) + 5000 cycles at the boost clock, m the memory time of
  * the bytes the kernel touches (traffic; a forward embedding's gathered
  * rows, not its table): bytes / bandwidth, plus bytes / (SMs x clock x 8)
- * for a latency-bound kernel (layernorm, softmax, batchnorm, posenc, a
+ * for a latency-bound kernel (layernorm, softmax, xent, batchnorm, posenc, a
  * gated elementwise op, an embedding of pass train), at least bytes / (SMs
  * x clock x 2) for a gather (an embedding of pass fwd); a streaming
  * elementwise op (every other op), pool and mem: bytes / bandwidth, as a

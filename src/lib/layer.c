@@ -54,12 +54,13 @@ const pn_layer_def pn_layer_defs[PN_NLAYERS] = {
 	[PN_MEM] = {"mem", d_mem, 0, 0, 0, 0, 0},
 	[PN_BATCHNORM] = {"batchnorm", d_bn, 0, 0, 1, 0, 0},
 	[PN_POOL] = {"pool", d_pool, 0, 0, 0, 0, 0, poolops},
+	[PN_XENT] = {"xent", d_vec, 0, 0, 0, 0, 1},
 };
 
 const char *const pn_layer_names[PN_NLAYERS + 1] = {
 	"dense", "bmm", "conv2d", "attention", "embedding", "rnn", "lstm",
 	"gru", "layernorm", "softmax", "elementwise", "posenc", "mem",
-	"batchnorm", "pool", 0
+	"batchnorm", "pool", "xent", 0
 };
 
 const char *const pn_prec_names[PN_NPREC + 1] = {"fp32", "tf32", "fp16", "bf16", 0};
@@ -692,6 +693,15 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 	case PN_SOFTMAX:
 		w->flops = w->co = 5 * B * S * l->dim;
 		win = wout = B * S * l->dim;
+		w->tiles = B * S;
+		w->vector = 1;
+		break;
+	case PN_XENT:
+		/* log-softmax (softmax's five flops an element and a log a
+		 * row) and the likelihood's gather; the int64 targets */
+		w->flops = w->co = 5 * B * S * l->dim + 2 * B * S;
+		win = B * S * l->dim + B * S * 8.0 / e;
+		wout = B * S * l->dim;          /* the log-probabilities */
 		w->tiles = B * S;
 		w->vector = 1;
 		break;

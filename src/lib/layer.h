@@ -44,10 +44,16 @@
  *                (op: max avg; 2-d pooling of each channel, conv2d's
  *                columns and output side, pn_conv_out; a global pooling
  *                has kernel = image; padding at most kernel / 2)
+ *   xent         batch seq_len dim
+ *                (the cross-entropy loss of batch x seq_len tokens over
+ *                dim classes, class-index targets, mean: log-softmax then
+ *                the negative log-likelihood, as PyTorch's cross_entropy
+ *                runs it; its backward writes the likelihood's gradient,
+ *                dim a token, then the log-softmax's)
  *
  * Every dimension is a whole number of at least 1 (padding and
  * bidirectional: at least 0; bidirectional and bias: 0 or 1).  seq_len has
- * no default: the nine types that have it require it, and the others
+ * no default: the ten types that have it require it, and the others
  * (dense bmm conv2d mem batchnorm pool) leave it 0.  The types that take
  * an op (elementwise, pool) require the op column.
  *
@@ -89,7 +95,7 @@
 typedef enum {
 	PN_DENSE, PN_BMM, PN_CONV2D, PN_ATTENTION, PN_EMBEDDING, PN_RNN,
 	PN_LSTM, PN_GRU, PN_LAYERNORM, PN_SOFTMAX, PN_ELEMENTWISE, PN_POSENC,
-	PN_MEM, PN_BATCHNORM, PN_POOL, PN_NLAYERS
+	PN_MEM, PN_BATCHNORM, PN_POOL, PN_XENT, PN_NLAYERS
 } pn_layer_type;
 
 /* One layer type of the table above. */
@@ -101,9 +107,10 @@ typedef struct {
 	unsigned char weights;         /* has trainable weights: rows of a
 					  network take its optimizer */
 	unsigned char dropout;         /* takes a dropout column (config.h) */
-	unsigned char vector;          /* a vector op: layernorm softmax
-					  elementwise, which pn-import writes
-					  under one header with op */
+	unsigned char vector;          /* a vector op over the last
+					  dimension dim (layernorm softmax
+					  elementwise xent): pn-featurize's
+					  vec_tail */
 	const char *const *ops;        /* the values of its required op
 					  column, NULL-ended; NULL: the type
 					  takes no op (its op is its name) */

@@ -59,7 +59,7 @@ static int keeps(const pn_layer *l)
 	case PN_LSTM: case PN_GRU: case PN_LAYERNORM: case PN_BATCHNORM:
 	case PN_POOL:
 		return KEEP_IN;
-	case PN_SOFTMAX:
+	case PN_SOFTMAX: case PN_XENT:
 		return KEEP_OUT;
 	case PN_ELEMENTWISE: {
 		static const char *const out[] = {"relu", "tanh", "sigmoid",
@@ -393,7 +393,7 @@ static double held_output(const pn_network *net, double batch,
 	double in = pn_mem_alloc(o->backend, w.cm_in);
 	m->saved += in;
 	m->fwd_work = fmax(0, m->fwd_work - in);
-	return r->l.type == PN_SOFTMAX ? in : 0;
+	return r->l.type == PN_SOFTMAX || r->l.type == PN_XENT ? in : 0;
 }
 
 void pn_mem_step_of(const pn_network *net, double batch,

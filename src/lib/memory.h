@@ -42,7 +42,7 @@
  *                              and avg_pool2d_backward read it); max:
  *                              + the int64 indices, 8 bytes an output
  *                              element
- *                softmax       output
+ *                softmax xent  output (xent: the log-probabilities)
  *                elementwise   relu tanh sigmoid exp: output; gelu powu
  *                              and the binary mul div pow: input; dropout:
  *                              its mask, n x mask bytes (the backend's:
@@ -75,7 +75,7 @@
  * CUDA caching allocator's rounding on a GPU).
  *
  * The last forward row keeps its input (unless it is a mem row).  When
- * it is a softmax, the loss, that input is the model's output (the
+ * it is the loss (xent, or a softmax standing for it), that input is the model's output (the
  * logits), which the training loop holds until the step ends (H below:
  * `out = model(x)` lives through backward and optimizer.step), so its
  * backward does not free it.  A row counts `repeat` times.  The weights of a network with acc rows

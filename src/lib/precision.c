@@ -41,7 +41,7 @@ static int amp_rule(const pn_layer *l)
 	if (pn_unit_matrix(l->type))
 		return R_HALF;
 	switch (l->type) {
-	case PN_LAYERNORM: case PN_SOFTMAX:
+	case PN_LAYERNORM: case PN_SOFTMAX: case PN_XENT:
 		return R_FP32;
 	case PN_EMBEDDING: case PN_POSENC:
 		return R_WEIGHTS;

@@ -24,7 +24,7 @@
  *                                                    (linear, matmul,
  *                                                    bmm, conv2d, the
  *                                                    RNN cells)
- *   layernorm softmax; elementwise exp    fp32       autocast-fp32: on
+ *   layernorm softmax xent; elementw. exp fp32       autocast-fp32: on
  *     pow powu                                       the list that
  *                                                    autocasts to fp32
  *                                                    (layer_norm,

@@ -104,6 +104,7 @@ double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
 			return pn_roofline_gemm_ms(l->batch, l->m, l->n, l->k,
 						   l->bytes, peak, bw);
 		case PN_LAYERNORM: case PN_SOFTMAX: case PN_ELEMENTWISE:
+		case PN_XENT:
 			if (traffic <= 0) {
 				pn_layer_work(l, &w);
 				traffic = w.traffic;

@@ -22,7 +22,7 @@
  *   pn_roofline_mem_ms    NeuSight's MEM: traffic / (bw * 2^30)
  *   pn_roofline_ms        pn-sum's --fallback roofline: NeuSight's variant
  *                         of the row's type (dense bmm: GEMM; layernorm
- *                         softmax elementwise: VEC; mem: MEM) for fwd, bwd
+ *                         softmax xent elementwise: VEC; mem: MEM) for fwd, bwd
  *                         and acc rows, pn's for every other row
  *                         (pn-sum(1) gives the formulas)
  */
@@ -38,7 +38,7 @@
  * whose arithmetic is matrix products (dense bmm conv2d attention rnn lstm
  * gru), run on the matrix units (NVIDIA tensor cores, AMD matrix cores)
  * where the precision has a matrix mode; the others (embedding layernorm
- * softmax elementwise posenc mem) run on the vector units.  The peak of a
+ * softmax xent elementwise posenc mem batchnorm pool) run on the vector units.  The peak of a
  * row of type t at precision p on GPU g is the first of these spec columns
  * that g gives (not NA), else the larger of the listed vector column (when
  * given) and fp32_gflops:

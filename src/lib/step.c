@@ -208,6 +208,31 @@ static pn_step_part *embedding_bwd(pn_step_part *p, const pn_layer *l)
 		    3 * l->batch * l->seq_len * l->embed_dim * l->bytes);
 }
 
+/* The loss's forward as its ops: the log-softmax (a softmax of its shape)
+ * and the likelihood's gather (a mem pass over a value and a target a
+ * token). */
+static pn_step_part *xent_fwd(pn_step_part *p, const pn_layer *l)
+{
+	pn_layer s = blank(l, PN_SOFTMAX, NULL), g = blank(l, PN_MEM, NULL);
+	s.batch = l->batch;
+	s.seq_len = l->seq_len;
+	s.dim = l->dim;
+	p = add(p, "log-softmax", PN_PH_FWD, s, 0);
+	g.elements = 2 * l->batch * l->seq_len;
+	return add(p, "nll", PN_PH_FWD, g, 0);
+}
+
+static pn_step_part *xent_bwd(pn_step_part *p, const pn_layer *l)
+{
+	pn_layer z = blank(l, PN_MEM, NULL), s = blank(l, PN_SOFTMAX, NULL);
+	z.elements = l->batch * l->seq_len * l->dim;
+	p = add(p, "nll.grad", PN_PH_BWD, z, 0);
+	s.batch = l->batch;
+	s.seq_len = l->seq_len;
+	s.dim = l->dim;
+	return add(p, "log-softmax.input-grad", PN_PH_BWD, s, 0);
+}
+
 /* The row itself as a forward op. */
 static pn_layer forward(const pn_layer *l)
 {
@@ -259,6 +284,8 @@ static pn_step_part *backward(pn_step_part *p, const pn_layer *l)
 	case PN_POSENC:
 		return reduce(p, "weight-grad", l, l->batch, l->seq_len,
 			      l->embed_dim);
+	case PN_XENT:
+		return xent_bwd(p, l);
 	default:
 		PN_BUG("no backward for this layer type");
 	}
@@ -416,7 +443,8 @@ int pn_step_parts(const pn_layer *l, int opt, int momentum, double weights,
 {
 	if (!pn_step_splits(l->type))
 		return 0;
-	pn_step_part *q = add(p, "forward", PN_PH_FWD, forward(l), 0);
+	pn_step_part *q = l->type == PN_XENT ? xent_fwd(p, l) :
+			  add(p, "forward", PN_PH_FWD, forward(l), 0);
 	q = backward(q, l);
 	return with_optimizer(p, q, opt, momentum, weights, all, wprec);
 }

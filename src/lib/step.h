@@ -56,6 +56,13 @@
  *                         one op of the forward's kind and shape)
  *     posenc            weight-grad elementwise add (B, S, E), traffic
  *                         e (B S E + S E): a reduction over the batch
+ *     xent              the forward too is its ops, so that a model set
+ *                         without the loss predicts it: log-softmax
+ *                         softmax (B, S, D) and nll mem of 2 B S elements
+ *                         (the gather); backward nll.grad mem of B S D
+ *                         elements (the likelihood's gradient, zero-filled
+ *                         and scattered) and log-softmax.input-grad
+ *                         softmax (B, S, D)
  *     rnn lstm gru      not split (pn_step_splits is 0): the row stays
  *                         whole
  *   optimizer   (phase opt) the row's share of the optimizer step

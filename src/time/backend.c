@@ -85,6 +85,10 @@ static void io_sizes(const pn_layer *l, double *nx, double *nx2,
 	case PN_SOFTMAX:
 		*nx = *ny = B * S * l->dim;
 		break;
+	case PN_XENT:
+		*nx = *ny = B * S * l->dim;
+		*nidx = B * S;
+		break;
 	case PN_ELEMENTWISE:
 		*nx = *ny = B * S * l->dim;
 		if (pn_elem_binary(l->op))
@@ -151,8 +155,10 @@ void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
 		pn_rng_fill(&r, io->w + D, D, -0.5f, 0.5f);
 	}
 	pn_rng_fill(&r, io->dy, io->ny, -1, 1);
+	/* embedding: rows of the table; xent: classes */
+	double nidx_max = l->type == PN_XENT ? l->dim : l->vocab;
 	for (size_t i = 0; i < io->nidx; i++)
-		io->idx[i] = (int32_t)pn_rng_int(&r, 0, (long long)l->vocab - 1);
+		io->idx[i] = (int32_t)pn_rng_int(&r, 0, (long long)nidx_max - 1);
 	if (cfg->prec == PN_BF16) {
 		float *in[] = {io->x, io->x2, io->w, io->dy};
 		size_t len[] = {io->nx, io->nx2, io->nw, io->ny};

@@ -90,6 +90,11 @@ typedef struct {
  *                padding never wins, the gradient goes to the maximum;
  *                avg: PyTorch's count_include_pad, every window divides
  *                by kernel x kernel
+ *   xent         x[B*S][D] logits, idx[B*S] class targets in [0, D);
+ *                y[B*S][D] the log-probabilities (log-softmax); the loss,
+ *                the mean of -y[i][idx[i]], is not compared; train: dx =
+ *                (exp(y) - onehot(idx)) / (B*S), the gradient of the loss
+ *                itself (dy is not read)
  *
  * Dropout: the same keep mask on every backend (pn_keep), except inside
  * cuDNN's RNN, which draws its own; --check runs recurrent layers without
