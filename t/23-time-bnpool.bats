@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # pn-time on the layers of CNNs beside the convolution: batchnorm (oneDNN
-# batch normalization) and pool (max and avg pooling), checked against the
+# batch normalization) and pool (max and avg pooling as PyTorch's scalar
+# NCHW loops), checked against the
 # plain-C reference and timed by phase; the cuda backend does not time
 # them.  (t/20-time.bats runs them with every other layer type.)
 load test_helper
@@ -62,6 +63,16 @@ timed() {
 @test "pn-time times a pool training row's backward pass and no optimizer step, pool having no weights" {
 	timed "$POOL_HEAD" 'pool\tmax\t8\t16\t14\t2\t2\t0\ttrain\tnone\tNA\n'
 	[ "$(column "$BATS_TEST_TMPDIR/o" time_opt_ms)" = NA ]
+}
+
+@test "pn-time pools with PyTorch's NCHW loops, a max pool writing an int64 index of every maximum, forward too" {
+	# 2 x 3 channels of 8 x 8 pooled 2 x 2 / 2: 96 outputs, 768 bytes of
+	# indices that the avg pool does not keep
+	printf "$POOL_HEAD" >"$BATS_TEST_TMPDIR/in"
+	printf 'pool\t%s\t2\t3\t8\t2\t2\t0\tfwd\tnone\tNA\n' max avg >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" message | sort -u)" = c:nchw ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | awk 'NR == 1 { a = $1 } NR == 2 { print a - $1 }')" -eq 768 ]
 }
 
 @test "pn-time marks batchnorm and pool rows invalid on the cuda backend" {
