@@ -117,6 +117,9 @@ static const struct column {
 	{ALL, "precision", K_ENUM, 0, 0, "fp32"},
 	{ALL, "optimizer", K_ENUM, 0, 0, 0},     /* none: by --train-ratio */
 	{ALL, "learning_rate", K_LOGREAL, 1e-5, 1e-1, 0},
+	/* last, and only when asked: without -r, -c or -g input_grad=...
+	 * no column and no draw, so other rows come out as before */
+	{"dense conv2d", "input_grad", K_INT, 1, 1, 0},
 };
 #define NTABLE (sizeof table / sizeof table[0])
 #define MAXV 64          /* values in one --choice or --grid list */
@@ -141,6 +144,7 @@ static col cols[NTABLE];
 static int ncols;
 static int logu;
 static double train_ratio = 0.5, max_flops = INFINITY, max_bytes = INFINITY;
+static int input_grad_asked;   /* an option named input_grad */
 
 static int applies(const char *types, const char *t)
 {
@@ -190,6 +194,7 @@ static double minimum(const col *c)
 {
 	return strcmp(c->t->name, "padding") == 0 ||
 	       strcmp(c->t->name, "bidirectional") == 0 ||
+	       strcmp(c->t->name, "input_grad") == 0 ||
 	       strcmp(c->t->name, "bias") == 0 ||
 	       strcmp(c->t->name, "dropout") == 0 ? 0 :
 	       c->t->kind == K_LOGREAL ? 0x1p-1074 : 1;
@@ -198,6 +203,7 @@ static double minimum(const col *c)
 static double maximum(const col *c)
 {
 	return strcmp(c->t->name, "bidirectional") == 0 ||
+	       strcmp(c->t->name, "input_grad") == 0 ||
 	       strcmp(c->t->name, "bias") == 0 ? 1 :
 	       strcmp(c->t->name, "dropout") == 0 ? 0.99 : 0x1p52;
 }
@@ -219,6 +225,8 @@ static col *option_col(const char *opt, const char *arg, const char **rest)
 			       pn_layer_name(type), name);
 	}
 	*rest = eq + 1;
+	if (strcmp(name, "input_grad") == 0)
+		input_grad_asked = 1;
 	return c;
 }
 
@@ -340,6 +348,10 @@ static void draw(pn_rng *r)
 		col *c = &cols[i];
 		const char *name = c->t->name;
 		c->na = 0;
+		if (strcmp(name, "input_grad") == 0 && !input_grad_asked) {
+			c->v = 1;
+			continue;
+		}
 		if (c->grid)
 			continue;
 		if (strcmp(name, "optimizer") == 0) {
@@ -377,6 +389,10 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 	col *op = find("op"), *drop = find("dropout");
 	if (op && drop)
 		drop->na = strcmp(enum_names(op)[(int)op->v], "dropout") != 0;
+	/* only a train row computes, or skips, its input's gradient */
+	col *ig = find("input_grad");
+	if (ig)
+		ig->na = opt->v == PN_OPT_NONE;
 	memset(l, 0, sizeof *l);
 	l->type = type;
 	for (int i = 0; i < ncols; i++)
@@ -389,6 +405,7 @@ static const char *finish(pn_layer *l, char *why, size_t n)
 	l->bytes = pn_prec_bytes(l->prec);
 	l->optimizer = (int)opt->v;
 	l->train = l->optimizer != PN_OPT_NONE;
+	l->no_input_grad = ig && !ig->na && ig->v == 0;
 	if (op)
 		snprintf(l->op, sizeof l->op, "%s", enum_names(op)[(int)op->v]);
 	for (int i = 0; i < ncols; i++) {
@@ -429,7 +446,9 @@ static int noutcols;
 
 static void header(FILE *f)
 {
-	noutcols = pn_layer_columns(type, PN_LC_TRAINING, outcols);
+	noutcols = pn_layer_columns(type, PN_LC_TRAINING |
+				    (input_grad_asked ? PN_LC_INPUT_GRAD : 0),
+				    outcols);
 	for (int i = 0; i < noutcols; i++) {
 		if (i != 0 && !find(outcols[i]) &&
 		    strcmp(outcols[i], "pass") != 0)

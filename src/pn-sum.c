@@ -81,17 +81,18 @@ static const char usage[] =
 "state_bytes saved_bytes workspace_bytes domain [overhead_ms].  A train row\n"
 "whose model never saw train steps with its optimizer is split into forward,\n"
 "backward and optimizer parts (rule decomposed); one of input_grad 0 that\n"
-"stays whole loses its input gradient's product (rule whole-dx, source\n"
-"derived).  The network format, the parts, the memory model and the domain:\n"
-"see pn-sum(1).\n";
+"stays whole, and whose model never saw such rows, loses its input\n"
+"gradient's product (rule whole-dx, source derived).  The network format,\n"
+"the parts, the memory model and the domain: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
 
 /* Columns the model path sets on every row: the configuration as parsed
  * (defaults filled in, as pn-import writes them: layer.h's pn_layer_attrs),
- * the device, the features. */
-enum { NATTR = 6, X_DEVICE = NATTR, X_FEAT, X_N = X_FEAT + PN_F_N };
+ * input_grad (input_grad_field), the device, the features. */
+enum { NATTR = 6, X_INPUT_GRAD = NATTR, X_DEVICE, X_FEAT,
+       X_N = X_FEAT + PN_F_N };
 
 /* The domain verdicts (domain.h) of the predictions at the batch: for row
  * i on GPU d, at[(d * n + i) * PN_DOMAIN_WHY] ("" inside; roofline rows
@@ -135,7 +136,8 @@ static void model_init(modelpath *mp, const pn_modelset *ms,
 {
 	const char *extra[X_N];
 	for (int k = 0; k < X_N; k++)
-		extra[k] = k < NATTR ? pn_layer_attrs[k] : k == X_DEVICE ?
+		extra[k] = k < NATTR ? pn_layer_attrs[k] :
+			   k == X_INPUT_GRAD ? "input_grad" : k == X_DEVICE ?
 			   "device" : pn_feature_names[k - X_FEAT];
 	mp->name = pn_xmalloc((size_t)(net->ncols + X_N) * sizeof *mp->name);
 	mp->field = pn_xmalloc((size_t)(net->ncols + X_N) * sizeof *mp->field);
@@ -202,10 +204,21 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 	}
 }
 
-/* Queue row i at `batch` samples, its time to go to t[at]. */
+/* A row's input_grad as the models saw it: NA on a row that does not
+ * train (pn-sample writes it so: a forward pass has no input gradient to
+ * skip), else 0 or 1 (layer.h; 1 on the types without it). */
+static const char *input_grad_field(const pn_layer *l, char *buf)
+{
+	return l->train ? pn_layer_field(l, l->prec, "input_grad", buf) :
+			  "NA";
+}
+
+/* Queue row i at `batch` samples, its time to go to t[at]; full: as the
+ * whole train step that computes its input's gradient (input_grad 1,
+ * rule whole-dx), whatever its input_grad column says. */
 static void model_push(modelpath *mp, const pn_network *net, long i,
 		       double batch, long at, const pn_gpu *g, double *t,
-		       const factors *kf)
+		       const factors *kf, int full)
 {
 	const pn_netrow *r = &net->r[i];
 	pn_layer l;
@@ -213,10 +226,14 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 	pn_network_scaled(net, r, batch, &l, &traffic);
 	for (int c = 0; c < net->ncols; c++)
 		mp->field[c] = r->field[c];
+	if (full)
+		l.no_input_grad = 0;
 	pn_feature_row(&l, traffic, g, f);
 	for (int k = 0; k < NATTR; k++)
 		mp->field[mp->xcol[k]] = pn_layer_field(&l, r->prec,
 			pn_layer_attrs[k], mp->buf[k]);
+	mp->field[mp->xcol[X_INPUT_GRAD]] = input_grad_field(&l,
+		mp->buf[X_INPUT_GRAD]);
 	mp->field[mp->xcol[X_DEVICE]] = g->name;
 	for (int k = 0; k < PN_F_N; k++) {
 		pn_fmt_num(mp->buf[X_FEAT + k], f[k]);
@@ -254,9 +271,11 @@ static factors factors_new(size_t n, int want)
  * is; decomposed, a train row as the sum of its parts (step.h); acc+opt,
  * a traced graph's gradient accumulation of a weight (an acc row) as the
  * row and, with --optimizer, the optimizer's update of that weight;
- * whole-dx, a train row that skips its input's gradient (input_grad 0),
- * predicted whole as if it did not, less the skipped product
- * (pn_step_input_grad; dx_less). */
+ * whole-dx, a train row that skips its input's gradient (input_grad 0)
+ * whose model never saw such rows, predicted whole as if it did not skip
+ * it (featurized with input_grad 1), less the skipped product
+ * (pn_step_input_grad; dx_less); a model that saw them predicts the row
+ * whole. */
 enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT, RULE_WHOLE_DX };
 static const char *const rule_names[] = {"whole", "decomposed", "acc+opt",
 					 "whole-dx"};
@@ -316,6 +335,15 @@ static int step_whole(const stepper *st, const pn_netrow *r)
 			     pn_opt_name(r->l.optimizer));
 }
 
+/* 1 when the model of row r's type was fitted on train rows that skip
+ * their input's gradient (input_grad 0): it predicts such a row whole. */
+static int saw_no_dx(const stepper *st, const pn_netrow *r)
+{
+	const pn_model *m = st->ms ? pn_modelset_find(st->ms,
+				pn_layer_name(r->l.type)) : NULL;
+	return m && pn_domain_saw(m, PN_DOM_INPUT_GRAD, "0");
+}
+
 /* Each row's rule: a train row whole when its model saw such steps or it
  * does not split (step.h), else decomposed; with --optimizer, an
  * elementwise acc row (a weight's gradient) acc+opt. */
@@ -334,7 +362,7 @@ static unsigned char *step_rules(const stepper *st, const pn_network *net)
 			rule[i] = RULE_ACC_OPT;
 		pn_step_part p;
 		if (r->phase == PN_PH_TRAIN && rule[i] == RULE_WHOLE &&
-		    pn_step_input_grad(&r->l, &p))
+		    pn_step_input_grad(&r->l, &p) && !saw_no_dx(st, r))
 			rule[i] = RULE_WHOLE_DX;
 	}
 	return rule;
@@ -407,6 +435,7 @@ static void part_init(partpath *pp, const pn_modelset *ms)
 				  "repeat", 0}, pn_network_out_cols[c]) < 0)
 			pp->name[n++] = pn_network_out_cols[c];
 	pp->name[n++] = "pass";
+	pp->name[n++] = "input_grad";
 	pp->cdev = n;
 	pp->name[n++] = "device";
 	pp->cfeat = n;
@@ -474,9 +503,11 @@ static void part_push(stepper *st, const pn_network *net, long i,
 	double f[PN_F_N];
 	if (pn_predictor_pending(pp->p) == QUEUE)
 		part_flush(st, sp, pk);
-	for (int c = 0; c < pp->cdev; c++)
+	for (int c = 0; c < pp->cdev - 1; c++)
 		pp->field[c] = pn_layer_field(&p->l, p->l.prec, pp->name[c],
 					      pp->buf[c]);
+	pp->field[pp->cdev - 1] = input_grad_field(&p->l,
+						   pp->buf[pp->cdev - 1]);
 	pp->field[pp->cdev] = g->name;
 	pn_feature_row(&p->l, p->traffic, g, f);
 	for (int k = 0; k < PN_F_N; k++) {
@@ -643,14 +674,17 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 			if (st->rule[i] != RULE_WHOLE)
 				step_push(st, net, i, batch, (long)j, dev[d],
 					  sp, &pk);
+			int full = st->rule[i] == RULE_WHOLE_DX;
 			if (bymodel[i] && st->rule[i] != RULE_DECOMPOSED) {
 				model_push(mp, net, i, batch, (long)j, dev[d],
-					   t, k);
+					   t, k, full);
 				continue;
 			}
 			pn_layer l;
 			double traffic;
 			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
+			if (full)
+				l.no_input_grad = 0;
 			t[j] = st->rule[i] == RULE_DECOMPOSED ? 0 :
 			       pn_roofline_ms(&l, traffic, dev[d]);
 			if (k->one)

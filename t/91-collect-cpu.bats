@@ -25,3 +25,11 @@ collect() {
 	column "$BATS_TEST_TMPDIR/d.tsv" batch | awk '!($1 >= 1 && $1 <= 64) { exit 1 }'
 	! grep -q 'with the ranges' "$BATS_TEST_TMPDIR/o/README.md"
 }
+
+@test "pipelines/collect-cpu draws the values in CHOICES and says so in its README" {
+	collect "$BATS_TEST_TMPDIR/o" CHOICES="input_grad=0"
+	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
+	# 0 on the train rows (all three of seed 1's), NA on forward rows
+	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" input_grad | sort -u)" = 0 ]
+	grep -q 'and the values input_grad=0 drawn' "$BATS_TEST_TMPDIR/o/README.md"
+}

@@ -11,10 +11,10 @@
 #include "tsv.h"
 
 const char *const pn_domain_cols[PN_DOM_NCAT + 1] = {
-	"layer", "pass", "precision", "optimizer", 0
+	"layer", "pass", "precision", "optimizer", "input_grad", 0
 };
 const char *const pn_domain_keys[PN_DOM_NCAT + 1] = {
-	"layers", "passes", "precisions", "optimizers", 0
+	"layers", "passes", "precisions", "optimizers", "input_grads", 0
 };
 
 struct pn_domain {
@@ -32,6 +32,7 @@ static const char *default_of(int k)
 	case PN_DOM_PASS: return pn_pass_names[PN_PASS_FWD];
 	case PN_DOM_PRECISION: return pn_prec_names[PN_FP32];
 	case PN_DOM_OPTIMIZER: return pn_opt_names[PN_OPT_NONE];
+	case PN_DOM_INPUT_GRAD: return "1";
 	default: return "";
 	}
 }
@@ -192,6 +193,11 @@ int pn_domain_check_fields(const pn_model *m, const char *const *val,
 					  !d->known[k]))
 			continue;
 		const char *v = value_of(k, val[k]);
+		/* a fwd row ignores its input_grad (layer.h) */
+		if (k == PN_DOM_INPUT_GRAD &&
+		    strcmp(value_of(PN_DOM_PASS, val[PN_DOM_PASS]),
+			   pn_pass_names[PN_PASS_TRAIN]) != 0)
+			v = default_of(k);
 		if (!seen(d, k, v))
 			say(why, n, out++, "%s=%s", pn_domain_cols[k], v);
 	}
@@ -217,5 +223,6 @@ int pn_domain_check(const pn_model *m, const pn_layer *l, const double *feat,
 					 PN_PASS_FWD];
 	val[PN_DOM_PRECISION] = pn_prec_name(l->prec);
 	val[PN_DOM_OPTIMIZER] = pn_opt_name(l->optimizer);
+	val[PN_DOM_INPUT_GRAD] = l->train && l->no_input_grad ? "0" : "1";
 	return pn_domain_check_fields(m, val, feat, why, n);
 }

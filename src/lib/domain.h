@@ -6,6 +6,7 @@
  *   info passes fwd                 dimension in the training rows,
  *   info precisions fp32            sorted, comma-separated ("NA": the
  *   info optimizers none            column was there but empty)
+ *   info input_grads 0,1
  *   info devices T4,V100
  *   info range batch 1 64           per numeric feature of the model: the
  *   info range flops 2048 1.2e12    smallest and largest value of its
@@ -13,7 +14,8 @@
  *                                   --log-features and scaling
  *
  * A row is inside the domain when its layer type (for a "*" model), pass,
- * precision and optimizer are each among those recorded, and each numeric
+ * precision, optimizer and input_grad (layer.h: 0, a train row that skips
+ * its input's gradient) are each among those recorded, and each numeric
  * feature lies in its range.  The device is not a dimension: an unseen GPU
  * is what pn predicts for, through its spec features (roofline_ms,
  * compute_ms, waves, ...), whose ranges are checked like any feature.
@@ -25,8 +27,9 @@
  *
  * Older model files lack some lines.  A categorical dimension that is not
  * recorded is taken as its default value only (pass fwd, precision fp32,
- * optimizer none: what a row without that column is), never as "every
- * value seen", so an old model never calls a train or adam row inside.  A
+ * optimizer none, input_grad 1: what a row without that column is), never
+ * as "every value seen", so an old model never calls a train or adam row,
+ * or a first layer's train row without its input's gradient, inside.  A
  * "*" model without a layers line, and a feature without a range line,
  * are not checked (nothing says what they saw);
  * pn_domain_has_ranges() tells the tools so they can say it.
@@ -45,9 +48,10 @@
 /* The dimensions checked on the categorical side, in the order a verdict
  * names them. */
 enum { PN_DOM_LAYER, PN_DOM_PASS, PN_DOM_PRECISION, PN_DOM_OPTIMIZER,
-       PN_DOM_NCAT };
-/* Their column names ("layer" "pass" "precision" "optimizer"), and their
- * info keys ("layers" "passes" "precisions" "optimizers"). */
+       PN_DOM_INPUT_GRAD, PN_DOM_NCAT };
+/* Their column names ("layer" "pass" "precision" "optimizer" "input_grad"),
+ * and their info keys ("layers" "passes" "precisions" "optimizers"
+ * "input_grads"). */
 extern const char *const pn_domain_cols[PN_DOM_NCAT + 1];
 extern const char *const pn_domain_keys[PN_DOM_NCAT + 1];
 
@@ -74,13 +78,14 @@ int pn_domain_has_ranges(const pn_model *m);
 int pn_domain_saw(const pn_model *m, int k, const char *value);
 
 /* Whether a row is inside m's domain.  val[PN_DOM_*]: the row's layer
- * type, pass, precision and optimizer as written in a layer row (NULL, ""
- * or "NA": the column's default; the layer is only checked for a "*"
- * model); feat: the row's value of each of m's m->p features, before
+ * type, pass, precision, optimizer and input_grad as written in a layer
+ * row (NULL, "" or "NA": the column's default; the layer is only checked
+ * for a "*" model; input_grad only on a train row); feat: the row's value of each of m's m->p features, before
  * log and scaling (cat features are ignored), or NULL to check no range.
  * Returns 0 inside (why = ""), or the number of dimensions outside, with
  * why (n bytes, at most PN_DOMAIN_WHY used) naming them in the order
- * layer, pass, precision, optimizer, then features in the model's order:
+ * layer, pass, precision, optimizer, input_grad, then features in the
+ * model's order:
  *
  *   pass=train,optimizer=adam,batch>64,flops>1.2e+12
  *
@@ -90,7 +95,7 @@ int pn_domain_check_fields(const pn_model *m, const char *const *val,
 			   const double *feat, char *why, size_t n);
 
 /* pn_domain_check_fields for a layer configuration l (its type, pass,
- * precision and optimizer); the call the predicting code makes per
+ * precision, optimizer and input_grad); the call the predicting code makes per
  * (sub)row. */
 int pn_domain_check(const pn_model *m, const pn_layer *l, const double *feat,
 		    char *why, size_t n);

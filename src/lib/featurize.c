@@ -281,7 +281,8 @@ static void cpu_features(const pn_layer *l, const pn_work *w,
 	double cvt = 0;
 	if (!pn_unit_matrix(l->type) && l->bytes == 2)
 		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);
-	double calls = l->train ? 3 : 1;
+	/* forward, backward data (not with input_grad 0), backward weights */
+	double calls = l->train ? (l->no_input_grad ? 2 : 3) : 1;
 	double p = mask_rate(l), miss = p < 1 - p ? p : 1 - p;
 	double branch = mask_elements(l) * miss * CPU_MISS_CYCLES / hz;
 	f[PN_F_PAD_CO] = w->co * pad;
@@ -390,7 +391,7 @@ const pn_feature_set pn_feature_sets[] = {
 };
 
 const char *const pn_feature_config[] = {
-	"op", "optimizer", "activation", "precision", "pass", NULL
+	"op", "optimizer", "activation", "precision", "pass", "input_grad", NULL
 };
 
 const pn_feature_set *pn_feature_set_find(const char *name)

@@ -511,10 +511,11 @@ static void describe(pn_fit *r)
 	pn_model *m = g->best;
 	pn_model_add_info(m, "rows %zu", g->n);
 	static const char *const cols[] = {"device", "layer", "precision",
-					   "pass", "optimizer"};
+					   "pass", "optimizer", "input_grad"};
 	static const char *const keys[] = {"devices", "layers", "precisions",
-					   "passes", "optimizers"};
-	for (int i = 0; i < 5; i++) {
+					   "passes", "optimizers",
+					   "input_grads"};
+	for (int i = 0; i < 6; i++) {
 		char *s = distinct(r->t, g->rows, g->n, cols[i]);
 		if (s)
 			pn_model_add_info(m, "%s %s", keys[i], *s ? s : "NA");

@@ -761,11 +761,16 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 	if (l->optimizer != PN_OPT_NONE)
 		w->cm_total *= 2;    /* PreNeT: gradients double the memory */
 	if (l->train) {
-		/* backward ~ twice the forward (input and weight gradients) */
+		/* backward ~ twice the forward (input and weight gradients);
+		 * once (the weights') when the row skips its input's
+		 * gradient (input_grad 0) */
 		static const double optrw[PN_NOPT] = {0, 3, 7, 5, 7, 5};
-		w->flops *= 3;
-		w->traffic = 3 * w->traffic + optrw[l->optimizer] * w->cm_weights;
+		double passes = l->no_input_grad &&
+				pn_layer_defs[l->type].input_grad ? 2 : 3;
+		w->flops *= passes;
+		w->traffic = passes * w->traffic +
+			     optrw[l->optimizer] * w->cm_weights;
 		if (l->type != PN_RNN && l->type != PN_LSTM && l->type != PN_GRU)
-			w->co *= 3;
+			w->co *= passes;
 	}
 }
