@@ -323,12 +323,17 @@ static int step_opt(const stepper *st, const pn_netrow *r)
 	       r->l.optimizer;
 }
 
+/* The model of layer type t, or NULL: the roofline's. */
+static const pn_model *type_model_of(const stepper *st, pn_layer_type t)
+{
+	return st->ms ? pn_modelset_find(st->ms, pn_layer_name(t)) : NULL;
+}
+
 /* 1 when the model of row r's type was fitted on whole training steps
  * with the row's optimizer (and --optimizer does not change it). */
 static int step_whole(const stepper *st, const pn_netrow *r)
 {
-	const pn_model *m = st->ms ? pn_modelset_find(st->ms,
-				pn_layer_name(r->l.type)) : NULL;
+	const pn_model *m = type_model_of(st, r->l.type);
 	return m && step_opt(st, r) == r->l.optimizer &&
 	       pn_domain_saw(m, PN_DOM_PASS, pn_pass_names[PN_PASS_TRAIN]) &&
 	       pn_domain_saw(m, PN_DOM_OPTIMIZER,
@@ -339,8 +344,7 @@ static int step_whole(const stepper *st, const pn_netrow *r)
  * their input's gradient (input_grad 0): it predicts such a row whole. */
 static int saw_no_dx(const stepper *st, const pn_netrow *r)
 {
-	const pn_model *m = st->ms ? pn_modelset_find(st->ms,
-				pn_layer_name(r->l.type)) : NULL;
+	const pn_model *m = type_model_of(st, r->l.type);
 	return m && pn_domain_saw(m, PN_DOM_INPUT_GRAD, "0");
 }
 
@@ -422,8 +426,7 @@ static void step_weights(stepper *st, const pn_network *net)
 /* The model of a part's type, or NULL: the roofline's. */
 static const pn_model *part_model(const stepper *st, const pn_step_part *p)
 {
-	return st->ms ? pn_modelset_find(st->ms, pn_layer_name(p->l.type))
-		      : NULL;
+	return type_model_of(st, p->l.type);
 }
 
 static void part_init(partpath *pp, const pn_modelset *ms)
@@ -674,17 +677,16 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 			if (st->rule[i] != RULE_WHOLE)
 				step_push(st, net, i, batch, (long)j, dev[d],
 					  sp, &pk);
-			int full = st->rule[i] == RULE_WHOLE_DX;
 			if (bymodel[i] && st->rule[i] != RULE_DECOMPOSED) {
 				model_push(mp, net, i, batch, (long)j, dev[d],
-					   t, k, full);
+					   t, k, st->rule[i] == RULE_WHOLE_DX);
 				continue;
 			}
+			/* a whole-dx row has its model: it is whole only
+			 * when step_whole found one */
 			pn_layer l;
 			double traffic;
 			pn_network_scaled(net, &net->r[i], batch, &l, &traffic);
-			if (full)
-				l.no_input_grad = 0;
 			t[j] = st->rule[i] == RULE_DECOMPOSED ? 0 :
 			       pn_roofline_ms(&l, traffic, dev[d]);
 			if (k->one)

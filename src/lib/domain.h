@@ -80,8 +80,9 @@ int pn_domain_saw(const pn_model *m, int k, const char *value);
 /* Whether a row is inside m's domain.  val[PN_DOM_*]: the row's layer
  * type, pass, precision, optimizer and input_grad as written in a layer
  * row (NULL, "" or "NA": the column's default; the layer is only checked
- * for a "*" model; input_grad only on a train row); feat: the row's value of each of m's m->p features, before
- * log and scaling (cat features are ignored), or NULL to check no range.
+ * for a "*" model; input_grad only on a train row); feat: the row's value
+ * of each of m's m->p features, before log and scaling (cat features are
+ * ignored), or NULL to check no range.
  * Returns 0 inside (why = ""), or the number of dimensions outside, with
  * why (n bytes, at most PN_DOMAIN_WHY used) naming them in the order
  * layer, pass, precision, optimizer, input_grad, then features in the
@@ -95,8 +96,8 @@ int pn_domain_check_fields(const pn_model *m, const char *const *val,
 			   const double *feat, char *why, size_t n);
 
 /* pn_domain_check_fields for a layer configuration l (its type, pass,
- * precision, optimizer and input_grad); the call the predicting code makes per
- * (sub)row. */
+ * precision, optimizer and input_grad); the call the predicting code
+ * makes per (sub)row. */
 int pn_domain_check(const pn_model *m, const pn_layer *l, const double *feat,
 		    char *why, size_t n);
 
