@@ -33,3 +33,43 @@ collect() {
 	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" input_grad | sort -u)" = 0 ]
 	grep -q 'and the values input_grad=0 drawn' "$BATS_TEST_TMPDIR/o/README.md"
 }
+
+# a network of one embedding and one dense row, batch 1 in the file
+ranges_net() {
+	printf 'name\tlayer\tphase\tbatch\tseq_len\tvocab\tembed_dim\tin_features\tout_features\tbias\n' >"$1"
+	printf 'emb\tembedding\ttrain\t1\t7\t300\t16\tNA\tNA\tNA\n' >>"$1"
+	printf 'fc\tdense\ttrain\t1\tNA\tNA\tNA\t16\t9\t1\n' >>"$1"
+}
+
+@test "pipelines/net-ranges gives each layer type's least and greatest values over the batches asked" {
+	ranges_net "$BATS_TEST_TMPDIR/net.tsv"
+	run "$PN_ROOT/pipelines/net-ranges" -b 2,300 "$BATS_TEST_TMPDIR/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf 'layer\tcolumn\tlo\thi\trows')" ]
+	[[ "$output" == *"$(printf 'embedding\tbatch\t2\t300\t2')"* ]]
+	[[ "$output" == *"$(printf 'embedding\tvocab\t300\t300\t2')"* ]]
+	[[ "$output" == *"$(printf 'dense\tout_features\t9\t9\t2')"* ]]
+}
+
+@test "pipelines/net-ranges -t widens pn-sample's own ranges of a type to cover the networks', never narrows them" {
+	ranges_net "$BATS_TEST_TMPDIR/net.tsv"
+	run "$PN_ROOT/pipelines/net-ranges" -b 2,300 -t embedding "$BATS_TEST_TMPDIR/net.tsv"
+	[ "$status" -eq 0 ]
+	# pn-sample's embedding table: batch 1-64, seq_len 64-512, vocab
+	# 10000-500000, embed_dim 64-1024
+	[ "$output" = "batch=1:300 seq_len=7:512 vocab=300:500000 embed_dim=16:1024" ]
+}
+
+@test "pipelines/net-ranges refuses a batch that is not a positive whole number" {
+	ranges_net "$BATS_TEST_TMPDIR/net.tsv"
+	run "$PN_ROOT/pipelines/net-ranges" -b 2,0 "$BATS_TEST_TMPDIR/net.tsv"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"batch must be a positive whole number, not '0'"* ]]
+}
+
+@test "pipelines/net-ranges names a network that pn-sum cannot read" {
+	printf 'name\tlayer\nx\tnosuchlayer\n' >"$BATS_TEST_TMPDIR/bad.tsv"
+	run "$PN_ROOT/pipelines/net-ranges" "$BATS_TEST_TMPDIR/bad.tsv"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"bad.tsv: pn-sum cannot read it"* ]]
+}
