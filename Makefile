@@ -183,7 +183,7 @@ $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
 
 # the optimizer and dropout loops are timed: let the compiler vectorize them
-build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o): CFLAGS += -O3 -fno-math-errno
+build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o bnorm.o): CFLAGS += -O3 -fno-math-errno
 
 # pn-time: the oneDNN backend, and the CUDA backend or its stub
 bin/pn-time: build/pn-time.o build/libpn.a $(TIME_OBJ) $(CPU_OBJ) $(CUDA_TIME)

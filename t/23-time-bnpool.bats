@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# pn-time on the layers of CNNs beside the convolution: batchnorm (oneDNN
-# batch normalization) and pool (max and avg pooling as PyTorch's scalar
+# pn-time on the layers of CNNs beside the convolution: batchnorm (PyTorch's
+# NCHW batch-norm loops) and pool (max and avg pooling as PyTorch's scalar
 # NCHW loops), checked against the
 # plain-C reference and timed by phase; the cuda backend does not time
 # them.  (t/20-time.bats runs them with every other layer type.)
@@ -73,6 +73,14 @@ timed() {
 	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
 	[ "$(column "$BATS_TEST_TMPDIR/o" message | sort -u)" = c:nchw ]
 	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | awk 'NR == 1 { a = $1 } NR == 2 { print a - $1 }')" -eq 768 ]
+}
+
+@test "pn-time normalizes a batch with PyTorch's NCHW loops, not oneDNN's primitive, in training and forward" {
+	printf "$BN_HEAD" >"$BATS_TEST_TMPDIR/in"
+	printf 'batchnorm\t2\t3\t8\t%b\n' 'train\tsgd\t0.01' 'fwd\tnone\tNA' >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | sort -u)" = ok ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" message | sort -u)" = c:nchw ]
 }
 
 @test "pn-time marks batchnorm and pool rows invalid on the cuda backend" {

@@ -200,18 +200,17 @@ void dn_rnn(pn_run *r);             /* rnn.c: rnn, lstm, gru */
 void dn_rnn_xfer(pn_run *r, float *w, int in, int grad);
 void dn_embedding(pn_run *r);       /* vector.c */
 void dn_layernorm(pn_run *r);
-/* A normalization with scale and shift (layer or batch normalization)
- * from its forward pd and, in training, its backward pd: data md,
- * statistics ms, scale and shift mc (fp32); global: the forward reads
- * statistics (mean 0, variance 1) instead of computing them. */
+/* A normalization with scale and shift (layer normalization) from its
+ * forward pd and, in training, its backward pd: data md, statistics ms,
+ * scale and shift mc (fp32). */
 void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
-	     const dnnl_memory_desc_t *mc, int global);
+	     const dnnl_memory_desc_t *mc);
 void dn_softmax(pn_run *r);
 void dn_xent(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);
-void dn_batchnorm(pn_run *r);       /* pool.c */
-void dn_pool(pn_run *r);
+void dn_batchnorm(pn_run *r);       /* bnorm.c */
+void dn_pool(pn_run *r);            /* pool.c */
 
 #endif

@@ -1,11 +1,7 @@
-/* pool.c - the cpu backend's layers of convolutional networks beside the
- * convolution: batchnorm (oneDNN batch normalization) and pool (PyTorch's
- * scalar NCHW pooling loops, below).
- *
- * Both run on plain NCHW, PyTorch's default layout on a CPU: oneDNN's
- * batch normalization takes no `any` layout (the layout is the data's),
- * and a network's tensor between layers is NCHW in PyTorch, so a blocked
- * layout would time a layout PyTorch does not run. */
+/* pool.c - the cpu backend's pool: PyTorch's scalar NCHW pooling loops
+ * (below).  It runs on plain NCHW, PyTorch's default layout on a CPU: a
+ * network's tensor between layers is NCHW in PyTorch, so a blocked layout
+ * would time a layout PyTorch does not run.  batchnorm: bnorm.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,33 +10,6 @@
 #include "bf16.h"
 #include "dnn.h"
 #include "err.h"
-
-void dn_batchnorm(pn_run *r)
-{
-	const pn_layer *l = &r->cfg.l;
-	dnnl_dim_t B = (dnnl_dim_t)l->batch, C = (dnnl_dim_t)l->in_channels,
-		   X = (dnnl_dim_t)l->image;
-	int train = l->train;
-	/* a fwd row normalizes with running statistics (inference), a
-	 * train row with the batch's */
-	unsigned flags = dnnl_use_scale | dnnl_use_shift |
-			 (train ? 0u : (unsigned)dnnl_use_global_stats);
-	/* statistics, scale and shift in fp32 whatever the data */
-	dnnl_memory_desc_t md = MD(4, B, C, X, X), mc = MDF(1, C);
-	dnnl_batch_normalization_desc_t fd, bd;
-	DN(dnnl_batch_normalization_forward_desc_init(&fd, train ?
-		dnnl_forward_training : dnnl_forward_inference, &md, PN_LN_EPS,
-		flags), "batch normalization");
-	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL,
-					     "batch normalization"), bpd = NULL;
-	if (train) {
-		DN(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward,
-			&md, &md, PN_LN_EPS, flags),
-		   "batch normalization backward");
-		bpd = dn_pdesc(r, &bd, 0, 1, fpd, "batch normalization backward");
-	}
-	dn_norm(r, fpd, bpd, &md, &mc, &mc, !train);
-}
 
 /* Pooling as PyTorch runs it on a CPU tensor in NCHW, its default layout:
  * ATen's scalar kernels (cpu_max_pool, cpu_avg_pool and their backward
@@ -61,19 +30,6 @@ typedef struct {
 	int half;
 } poolctx;
 
-static inline float ld(const void *a, long i, int half)
-{
-	return half ? pn_bf16_f32(((const uint16_t *)a)[i]) : ((const float *)a)[i];
-}
-
-static inline void st(void *a, long i, float v, int half)
-{
-	if (half)
-		((uint16_t *)a)[i] = pn_bf16(v);
-	else
-		((float *)a)[i] = v;
-}
-
 /* The window of output (oh, ow), clamped to the image: rows [*h0, *h1),
  * columns [*w0, *w1). */
 static void window(const poolctx *c, long oh, long ow, long *h0, long *h1,
@@ -93,6 +49,7 @@ static void c_maxpool(const op *o)
 {
 	const poolctx *c = o->ctx;
 	long X = c->X, Y = c->Y;
+	int h = c->half;
 	for (long ch = 0; ch < c->nc; ch++) {
 		long in = ch * X * X, out = ch * Y * Y;
 		for (long oh = 0; oh < Y; oh++)
@@ -104,13 +61,13 @@ static void c_maxpool(const op *o)
 				for (long ih = h0; ih < h1; ih++)
 					for (long iw = w0; iw < w1; iw++) {
 						long i = ih * X + iw;
-						float v = ld(c->x, in + i, c->half);
+						float v = pn_bf16_ld(c->x, in + i, h);
 						if (v > m || isnan(v)) {
 							m = v;
 							best = i;
 						}
 					}
-				st(c->y, out + oh * Y + ow, m, c->half);
+				pn_bf16_st(c->y, out + oh * Y + ow, m, h);
 				c->ind[out + oh * Y + ow] = best;
 			}
 	}
@@ -120,13 +77,14 @@ static void c_maxpool_bwd(const op *o)
 {
 	const poolctx *c = o->ctx;
 	long X = c->X, Y = c->Y;
-	memset(c->dx, 0, (size_t)(c->nc * X * X) * (c->half ? 2 : 4));
+	int h = c->half;
+	memset(c->dx, 0, (size_t)(c->nc * X * X) * (h ? 2 : 4));
 	for (long ch = 0; ch < c->nc; ch++) {
 		long in = ch * X * X, out = ch * Y * Y;
 		for (long i = 0; i < Y * Y; i++) {
 			long at = in + c->ind[out + i];
-			st(c->dx, at, ld(c->dx, at, c->half) +
-			   ld(c->dy, out + i, c->half), c->half);
+			pn_bf16_st(c->dx, at, pn_bf16_ld(c->dx, at, h) +
+				   pn_bf16_ld(c->dy, out + i, h), h);
 		}
 	}
 }
@@ -135,6 +93,7 @@ static void c_avgpool(const op *o)
 {
 	const poolctx *c = o->ctx;
 	long X = c->X, Y = c->Y;
+	int h = c->half;
 	float div = (float)(c->k * c->k);
 	for (long ch = 0; ch < c->nc; ch++) {
 		long in = ch * X * X, out = ch * Y * Y;
@@ -145,8 +104,8 @@ static void c_avgpool(const op *o)
 				float sum = 0;
 				for (long ih = h0; ih < h1; ih++)
 					for (long iw = w0; iw < w1; iw++)
-						sum += ld(c->x, in + ih * X + iw, c->half);
-				st(c->y, out + oh * Y + ow, sum / div, c->half);
+						sum += pn_bf16_ld(c->x, in + ih * X + iw, h);
+				pn_bf16_st(c->y, out + oh * Y + ow, sum / div, h);
 			}
 	}
 }
@@ -155,20 +114,21 @@ static void c_avgpool_bwd(const op *o)
 {
 	const poolctx *c = o->ctx;
 	long X = c->X, Y = c->Y;
+	int h = c->half;
 	float div = (float)(c->k * c->k);
-	memset(c->dx, 0, (size_t)(c->nc * X * X) * (c->half ? 2 : 4));
+	memset(c->dx, 0, (size_t)(c->nc * X * X) * (h ? 2 : 4));
 	for (long ch = 0; ch < c->nc; ch++) {
 		long in = ch * X * X, out = ch * Y * Y;
 		for (long oh = 0; oh < Y; oh++)
 			for (long ow = 0; ow < Y; ow++) {
 				long h0, h1, w0, w1;
 				window(c, oh, ow, &h0, &h1, &w0, &w1);
-				float g = ld(c->dy, out + oh * Y + ow, c->half) / div;
+				float g = pn_bf16_ld(c->dy, out + oh * Y + ow, h) / div;
 				for (long ih = h0; ih < h1; ih++)
 					for (long iw = w0; iw < w1; iw++) {
 						long i = in + ih * X + iw;
-						st(c->dx, i, ld(c->dx, i, c->half) + g,
-						   c->half);
+						pn_bf16_st(c->dx, i,
+							   pn_bf16_ld(c->dx, i, h) + g, h);
 					}
 			}
 	}

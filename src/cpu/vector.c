@@ -87,20 +87,15 @@ void dn_embedding(pn_run *r)
 
 void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
-	     const dnnl_memory_desc_t *mc, int global)
+	     const dnnl_memory_desc_t *mc)
 {
 	int train = r->cfg.l.train;
 	dnnl_memory_t x = dn_tensor(r, md, RAND, 1), y = dn_tensor(r, md, ZERO, 1);
 	dnnl_memory_t g = dn_tensor(r, mc, RAND, 1), b = dn_tensor(r, mc, RAND, 1);
-	dnnl_memory_t mean = train || global ? dn_tensor(r, ms, ZERO, 1) : NULL;
-	dnnl_memory_t var = train || global ? dn_tensor(r, ms, ZERO, 1) : NULL;
+	dnnl_memory_t mean = train ? dn_tensor(r, ms, ZERO, 1) : NULL;
+	dnnl_memory_t var = train ? dn_tensor(r, ms, ZERO, 1) : NULL;
 	if (r->st)
 		return;
-	if (global) {        /* PyTorch's running statistics at the start */
-		float *v = dn_ptr(var);
-		for (size_t i = 0; i < dn_nelems(var); i++)
-			v[i] = 1;
-	}
 	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, DNNL_ARG_MEAN, mean,
 	     DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g, DNNL_ARG_SHIFT, b, -1);
 	dn_canon(r, CX, x, NULL);
@@ -142,7 +137,7 @@ void dn_layernorm(pn_run *r)
 		   "layer normalization backward");
 		bpd = dn_pdesc(r, &bd, 0, 1, fpd, "layer normalization backward");
 	}
-	dn_norm(r, fpd, bpd, &md, &ms, &mg, 0);
+	dn_norm(r, fpd, bpd, &md, &ms, &mg);
 }
 
 /* A softmax of alg (dnnl_softmax_accurate, or dnnl_softmax_log: the

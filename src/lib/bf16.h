@@ -33,4 +33,20 @@ static inline float pn_bf16_round(float f)
 	return pn_bf16_f32(pn_bf16(f));
 }
 
+/* Element i of a, an array of bf16 when half, else of float, as a
+ * float; and the store of v there (rounded to bf16 when half). */
+static inline float pn_bf16_ld(const void *a, long i, int half)
+{
+	return half ? pn_bf16_f32(((const uint16_t *)a)[i]) :
+		      ((const float *)a)[i];
+}
+
+static inline void pn_bf16_st(void *a, long i, float v, int half)
+{
+	if (half)
+		((uint16_t *)a)[i] = pn_bf16(v);
+	else
+		((float *)a)[i] = v;
+}
+
 #endif
