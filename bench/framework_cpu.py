@@ -7,7 +7,8 @@ samples/frameworks/ ships the result).
   framework_cpu.py [--only NAME,...] [OUT.tsv]   (default: standard output)
 
 --only measures the named layer rows alone (e.g. --only xent), to add
-a layer type to a shipped profile without measuring the rest again.
+a layer type to a shipped profile without measuring the rest again
+(--only page: page.fault and step.page).
 
 Every cost is a thread CPU time (time.thread_time_ns: other processes do
 not count) on 1-element tensors, so that the kernels' own work is ~0 and
@@ -33,6 +34,18 @@ nodes, the Python module call.  Medians over ROUNDS (15) rounds of REPS
                  tensor of 2^20 and of 2^22 elements
   op.fwd, op.bwd  one forward op that autograd records, one backward node
                  (a chain of 8 to 72 muls): for reference, not read by pn
+  page.fault     touching a 4 KiB page afresh (the kernel's fault and its
+                 zeroing): filling a new 64 MiB tensor, less filling a kept
+                 one, per page (64 MiB is above glibc's largest mmap
+                 threshold, 32 MiB: every new one is mapped anew); for
+                 reference, not read by pn
+  step.page      per 4 KiB page of the memory a step allocates and frees
+                 again (src/lib/memory.h's fresh): RELEASED (0.4), the
+                 share of it that glibc's malloc, under PyTorch's CPU
+                 allocator, gives back to the kernel each step, times
+                 page.fault.  RELEASED is not measured here: it was chosen
+                 on bench/real-steps' development networks (2026-11-28;
+                 bench/real-steps says how); --only page measures these two
 
 Python is used in bench/ only (Debian's python3-torch).  The machine,
 versions, date and load go to standard error.
@@ -269,17 +282,50 @@ def rnn_step(name):
     return (f2 - f1) / n, (b2 - b1) / n
 
 
+# the share of a step's fresh memory that glibc gives back to the kernel
+# each step (chosen on bench/real-steps' development networks, see above)
+RELEASED = 0.4
+
+
+def page_fault():
+    """us to touch a 4 KiB page afresh (see page.fault above)."""
+    n = 16 << 20                       # floats: 64 MiB
+    kept = torch.empty(n)
+    kept.fill_(1)
+    pages = n * 4 / 4096
+
+    def fresh():
+        torch.empty(n).fill_(1)
+
+    def again():
+        kept.fill_(1)
+    return statistics.median(clock(fresh, 5) - clock(again, 5)
+                             for _ in range(ROUNDS)) / pages
+
+
+def page_rows():
+    pf = page_fault()
+    return [("page.fault", pf, "touching a 4 KiB page afresh: a new 64 MiB "
+             "tensor's fill less a kept one's, per page (not used by pn-sum)"),
+            ("step.page", RELEASED * pf, "per 4 KiB page of a step's fresh "
+             "memory: the share glibc gives back to the kernel each step "
+             "(%.2g, chosen on bench/real-steps' development networks) x "
+             "page.fault" % RELEASED)]
+
+
 def main(argv):
     only = None
     if argv[:1] == ["--only"] and len(argv) > 1:
         only = argv[1].split(",")
         argv = argv[2:]
-        unknown = set(only) - {n for n, _, _ in LAYERS}
+        unknown = set(only) - {n for n, _, _ in LAYERS} - {"page"}
         if unknown:
             sys.exit("framework_cpu.py: no layer %s" % ", ".join(sorted(unknown)))
     out = open(argv[0], "w") if argv else sys.stdout
     if only:
         rows = layer_rows([l for l in LAYERS if l[0] in only])
+        if "page" in only:
+            rows += page_rows()
         print("cost\tus\twhat", file=out)
         for k, v, w in rows:
             print("%s\t%.4g\t%s" % (k, v, w), file=out)
@@ -300,6 +346,7 @@ def main(argv):
         rows.append(("opt.%s.element" % name.replace("_", "."),
                      optimizer_elements(name), "per weight element"))
     rows += layer_rows(LAYERS)
+    rows += page_rows()
     print("cost\tus\twhat", file=out)
     for k, v, w in rows:
         print("%s\t%.4g\t%s" % (k, v, w), file=out)

@@ -1539,21 +1539,62 @@ static void max_batches(const options *o, const pn_network *net,
 	}
 }
 
+/* Whether some row of net is of phase ph. */
+static int has_phase(const pn_network *net, int ph)
+{
+	for (long i = 0; i < net->n; i++)
+		if (net->r[i].phase == ph)
+			return 1;
+	return 0;
+}
+
+/* The pages a training step touches afresh (framework.h's step.page) on
+ * result r, ms into pg[] (PN_STEP_*; 0 without the cost): the saved
+ * activations' in fwd_ms and the gradients' in bwd_ms, or in train_ms
+ * when the network has no rows of that phase (whole train rows), the
+ * optimizer's temporaries in opt_ms. */
+static void page_costs(const pn_framework *fw, const options *o,
+		       const pn_network *net, const result *r, double *pg)
+{
+	double us = pn_framework_cost(fw, "step.page");
+	double batch = o->max_batch ? r->batch : o->batch;
+	if (us <= 0 || !overhead_trains(net) || !(batch > 0))
+		return;
+	pn_mem_opts mo = o->mem;
+	mo.backend = pn_mem_backend(r->g);
+	pn_mem_step s;
+	pn_mem_step_of(net, batch, &mo, &s, NULL);
+	double ms = us / 4096 / 1e3;
+	pg[has_phase(net, PN_PH_FWD) ? PN_PH_FWD : PN_PH_TRAIN] +=
+		s.fresh[PN_MEM_AT_FWD] * ms;
+	pg[has_phase(net, PN_PH_BWD) ? PN_PH_BWD : PN_PH_TRAIN] +=
+		s.fresh[PN_MEM_AT_BWD] * ms;
+	pg[PN_STEP_OPT] += s.fresh[PN_MEM_AT_OPT] * ms;
+}
+
 /* --framework: each result's overhead per iteration (the rows', repeats
- * counted, and the step's own cost, framework.h's `step`, in opt_ms when
- * the network trains) and the step's cost added to its times. */
-static void overhead_sum(const pn_framework *fw, const stepper *st,
-			 const pn_network *net, result *res, int ndev)
+ * counted, the step's own cost, framework.h's `step`, in opt_ms when the
+ * network trains, and its pages, step.page, in the phases that touch
+ * them) and the step's costs added to its times. */
+static void overhead_sum(const pn_framework *fw, const options *o,
+			 const stepper *st, const pn_network *net, result *res,
+			 int ndev)
 {
 	double rows = 0;
-	double step = overhead_trains(net) ? pn_framework_cost(fw, "step") /
+	double once = overhead_trains(net) ? pn_framework_cost(fw, "step") /
 					     1e3 : 0;
 	for (long i = 0; i < net->n; i++)
 		rows += overhead_of(st, i) * net->r[i].repeat;
 	for (int d = 0; d < ndev; d++) {
 		result *r = &res[d];
+		double pg[PN_STEP_NPHASES] = {0}, step = once;
+		page_costs(fw, o, net, r, pg);
+		for (int p = 0; p < PN_STEP_NPHASES; p++) {
+			r->ph[p] += pg[p];
+			step += pg[p];
+		}
 		r->overhead = rows + step;
-		r->ph[PN_STEP_OPT] += step;
+		r->ph[PN_STEP_OPT] += once;
 		r->iter_ms += step;
 		r->epoch_ms += r->iterations * step;
 		r->iter_lo += step;
@@ -1647,7 +1688,7 @@ int main(int argc, char **argv)
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 	if (fw)
-		overhead_sum(fw, &st, &net, res, ndev);
+		overhead_sum(fw, &o, &st, &net, res, ndev);
 
 	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);

@@ -67,6 +67,47 @@ refused() {
 	cmp "$T/out" "$F/layers.expected"
 }
 
+# paged COST: the shipped test profile plus step.page COST, in $T/p.tsv
+paged() { cp "$F/profile.tsv" "$T/p.tsv"; printf 'step.page\t%s\t\n' "$1" >>"$T/p.tsv"; }
+
+@test "pn-sum --framework's step.page charges a step's saved activations and gradients to train_ms, Adam's two temporaries to opt_ms" {
+	head -n 2 "$F/net.tsv" >"$T/net.tsv"
+	pn-sum $A --per-layer "$T/net.tsv" >"$T/rows"
+	pn-sum $A --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	# 4096 us a page: 0.001 ms a byte
+	paged 4096
+	run_io pn-sum $A --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
+	w=$(col "$T/rows" weights_bytes 1)
+	saved=$(col "$T/rows" saved_bytes 1)
+	grads=$(col "$T/rows" grads_bytes 1)
+	near "$(col "$T/out" train_ms 1)" "$(echo "$(col "$T/without" train_ms 1) + ($saved + $grads) / 1000" | bc -l)"
+	near "$(col "$T/out" opt_ms 1)" "$(echo "$(col "$T/without" opt_ms 1) + 2 * $w / 1000" | bc -l)"
+	near "$(col "$T/out" overhead_ms 1)" "$(echo "$(col "$T/without" overhead_ms 1) + ($saved + $grads + 2 * $w) / 1000" | bc -l)"
+	near "$(col "$T/out" iteration_ms 1)" "$(echo "$(col "$T/without" iteration_ms 1) + ($saved + $grads + 2 * $w) / 1000" | bc -l)"
+}
+
+@test "pn-sum --framework's step.page charges SGD without momentum no optimizer temporaries" {
+	head -n 2 "$F/net.tsv" >"$T/net.tsv"
+	pn-sum $A --optimizer sgd --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	paged 4096
+	run_io pn-sum $A --optimizer sgd --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(col "$T/out" opt_ms 1)" = "$(col "$T/without" opt_ms 1)" ]
+	[ "$(col "$T/out" train_ms 1)" != "$(col "$T/without" train_ms 1)" ]
+}
+
+@test "pn-sum --framework's step.page costs an inference network nothing" {
+	printf 'name\tlayer\top\tphase\tbatch\tin_features\tout_features\tbias\tprecision\toptimizer\n' >"$T/net.tsv"
+	printf 'fc\tdense\tdense\tfwd\t1\t64\t32\t1\tfp32\tnone\n' >>"$T/net.tsv"
+	pn-sum $A --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	paged 4096
+	run_io pn-sum $A --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$T/without"
+}
+
 @test "pn-sum --framework refuses a row whose cost the profile lacks" {
 	grep -v '^lstm.bwd.step' "$F/profile.tsv" >"$T/p.tsv"
 	refused "pn-sum: $F/net.tsv:5: the framework profile '$T/p.tsv' has no cost 'lstm.bwd.step'"

@@ -16,6 +16,14 @@
  *   step               once per training step (a network with a train or
  *                      bwd row): optimizer.step()'s call, backward()'s
  *                      start, zero_grad
+ *   step.page          optional: per 4 KiB page of the memory a training
+ *                      step allocates and frees again (memory.h's fresh:
+ *                      saved activations, gradients, the optimizer's
+ *                      temporaries), the part of it the allocator gives
+ *                      back to the kernel each step times the cost of
+ *                      touching a page afresh (a page fault and its
+ *                      zeroing); added to the phase that first touches
+ *                      the memory
  *   opt.NAME           per parameter tensor of the optimizer NAME (pn's
  *                      optimizer names: sgd, adam, ...) in a step
  *   opt.NAME.element   per weight element: the framework's update itself

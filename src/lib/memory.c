@@ -427,6 +427,7 @@ void pn_mem_step_of(const pn_network *net, double batch,
 			double t = opt_temps[opt] +
 				   (opt == PN_OPT_SGD && o->momentum);
 			opt_tmp = fmax(opt_tmp, t * m[i].weights);
+			s->fresh[PN_MEM_AT_OPT] += rep * t * m[i].weights;
 		}
 	}
 	double base = s->weights + s->state, bwd = 0, opt = 0;
@@ -443,6 +444,8 @@ void pn_mem_step_of(const pn_network *net, double batch,
 			act -= rep * m[i].saved - (i == last ? held : 0);
 		}
 		opt = base + s->grads + held + opt_tmp;
+		s->fresh[PN_MEM_AT_FWD] = s->activations;
+		s->fresh[PN_MEM_AT_BWD] = s->grads;
 	}
 	s->peak = fwd;
 	s->at = PN_MEM_AT_FWD;

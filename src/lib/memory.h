@@ -182,11 +182,20 @@ void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 
 typedef enum { PN_MEM_AT_FWD, PN_MEM_AT_BWD, PN_MEM_AT_OPT } pn_mem_at;
 
-/* The step at `batch` samples (a traced network: as traced), bytes. */
+/* The step at `batch` samples (a traced network: as traced), bytes.
+ * fresh: what a training step allocates and frees again every step, by
+ * the phase that first touches it: forward, the saved activations (the
+ * backward frees them); backward, the gradients (freed at the next
+ * step's start); optimizer, the step's temporaries, t x each row's
+ * weights, repeats counted (t as for the peak above).  All 0 without
+ * training rows.  A framework whose allocator gives part of that memory
+ * back to the kernel touches it afresh the next step (framework.h's
+ * step.page). */
 typedef struct {
 	double weights, grads, state, activations, workspace, fixed;
 	double peak;
 	pn_mem_at at;          /* where the peak is reached */
+	double fresh[3];       /* by pn_mem_at */
 } pn_mem_step;
 
 /* The memory of the step; rows[] (net->n entries, or NULL) gets each
