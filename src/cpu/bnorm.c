@@ -8,21 +8,20 @@
  *
  * Training forward: per channel, the mean (a sum over each image plane,
  * planes summed), then the variance (a second pass, of (x - mean)^2),
- * then y = x alpha + beta per plane (alpha = g / std, beta = b - mean
- * alpha): four passes over x and y.  Inference: the running statistics'
- * alpha and beta, one pass.  Backward: per channel, the sums of dy and of
- * (x - mean) dy over the planes, then dx = (dy - sum dy / N - (x - mean)
+ * both element by element into a double as ATen 1.13 sums them, then y =
+ * x alpha + beta per plane (alpha = g / std, beta = b - mean alpha): four
+ * passes over x and y.  Inference: the running statistics' alpha and
+ * beta, one pass.  Backward: per channel, the sums of dy and of (x -
+ * mean) dy over the planes, in 16 float lanes (ATen's vector reductions)
+ * and the planes' sums in double, then dx = (dy - sum dy / N - (x - mean)
  * k) g / std with k = sum (x - mean) dy / (N var): five passes; the
  * gradients of the scale and shift are those sums.  The running
- * statistics' update (a few scalars a channel) is left out.  A plane's
- * sums run in 16 float lanes (PyTorch's are its vector width), the
- * planes' sum in double, as ATen accumulates. */
+ * statistics' update (a few scalars a channel) is left out. */
 #include <math.h>
 #include <stdint.h>
 
 #include "bf16.h"
 #include "dnn.h"
-#include "err.h"
 
 typedef struct {
 	long B, C, S;             /* batch, channels, the plane's elements */
@@ -93,7 +92,7 @@ static void grad_sums(const bnctx *c, long at, float m, double *sdy,
 	*dot += t;
 }
 
-/* o = a alpha + beta over the plane at `at` (y from x). */
+/* y = x alpha + beta over the plane at `at`. */
 static void plane_affine(const bnctx *c, long at, float alpha, float beta)
 {
 	if (c->half) {
