@@ -586,15 +586,20 @@ static void step_combine(const stepper *st, const pn_network *net,
 
 /* ---- framework overhead (framework.h) ----------------------------------- */
 
+/* Whether some row of net is of phase ph. */
+static int has_phase(const pn_network *net, int ph)
+{
+	for (long i = 0; i < net->n; i++)
+		if (net->r[i].phase == ph)
+			return 1;
+	return 0;
+}
+
 /* 1 when the network trains: has a train or bwd row (framework.h's
  * `step`). */
 static int overhead_trains(const pn_network *net)
 {
-	for (long i = 0; i < net->n; i++)
-		if (net->r[i].phase == PN_PH_TRAIN ||
-		    net->r[i].phase == PN_PH_BWD)
-			return 1;
-	return 0;
+	return has_phase(net, PN_PH_TRAIN) || has_phase(net, PN_PH_BWD);
 }
 
 /* --framework: each row's overhead (one instance; fwd bwd opt, ms) by its
@@ -720,6 +725,7 @@ typedef struct {
 	double batch;           /* --max-batch: the GPU's (0: none fits) */
 	double iterations;
 	double peak;            /* bytes at the batch (memory.h) */
+	double fresh[3];        /* the step's fresh bytes there (memory.h) */
 	const char *source;     /* of its rows' times (device_sources) */
 	int fits;
 	int rank, cost_rank;
@@ -1498,7 +1504,9 @@ static void memory(const options *o, const pn_network *net, result *res,
 		pn_mem_step_of(net, o->batch, &mo, &s[b], rows ? rows[b] : NULL);
 	}
 	for (int d = 0; d < ndev; d++) {
-		res[d].peak = s[pn_mem_backend(res[d].g)].peak;
+		const pn_mem_step *m = &s[pn_mem_backend(res[d].g)];
+		res[d].peak = m->peak;
+		memcpy(res[d].fresh, m->fresh, sizeof m->fresh);
 		res[d].fits = res[d].peak <= res[d].g->mem_gb * GIB;
 	}
 }
@@ -1524,6 +1532,7 @@ static void max_batches(const options *o, const pn_network *net,
 			pn_mem_step s;
 			pn_mem_step_of(net, b, &mo, &s, NULL);
 			res[d].peak = s.peak;
+			memcpy(res[d].fresh, s.fresh, sizeof s.fresh);
 			res[d].fits = 1;
 			continue;
 		}
@@ -1539,46 +1548,31 @@ static void max_batches(const options *o, const pn_network *net,
 	}
 }
 
-/* Whether some row of net is of phase ph. */
-static int has_phase(const pn_network *net, int ph)
-{
-	for (long i = 0; i < net->n; i++)
-		if (net->r[i].phase == ph)
-			return 1;
-	return 0;
-}
-
 /* The pages a training step touches afresh (framework.h's step.page) on
- * result r, ms into pg[] (PN_STEP_*; 0 without the cost): the saved
- * activations' in fwd_ms and the gradients' in bwd_ms, or in train_ms
- * when the network has no rows of that phase (whole train rows), the
- * optimizer's temporaries in opt_ms. */
-static void page_costs(const pn_framework *fw, const options *o,
-		       const pn_network *net, const result *r, double *pg)
+ * result r (its fresh bytes, from memory() or max_batches()), ms into
+ * pg[] (PN_STEP_*; 0 without the cost): the saved activations' in fwd_ms
+ * and the gradients' in bwd_ms, or in train_ms when the network has no
+ * rows of that phase (whole train rows), the optimizer's temporaries in
+ * opt_ms.  The fresh bytes are 0 without training rows. */
+static void page_costs(const pn_framework *fw, const pn_network *net,
+		       const result *r, double *pg)
 {
-	double us = pn_framework_cost(fw, "step.page");
-	double batch = o->max_batch ? r->batch : o->batch;
-	if (us <= 0 || !overhead_trains(net) || !(batch > 0))
+	double ms = pn_framework_cost(fw, "step.page") / 4096 / 1e3;
+	if (!(ms > 0))
 		return;
-	pn_mem_opts mo = o->mem;
-	mo.backend = pn_mem_backend(r->g);
-	pn_mem_step s;
-	pn_mem_step_of(net, batch, &mo, &s, NULL);
-	double ms = us / 4096 / 1e3;
 	pg[has_phase(net, PN_PH_FWD) ? PN_PH_FWD : PN_PH_TRAIN] +=
-		s.fresh[PN_MEM_AT_FWD] * ms;
+		r->fresh[PN_MEM_AT_FWD] * ms;
 	pg[has_phase(net, PN_PH_BWD) ? PN_PH_BWD : PN_PH_TRAIN] +=
-		s.fresh[PN_MEM_AT_BWD] * ms;
-	pg[PN_STEP_OPT] += s.fresh[PN_MEM_AT_OPT] * ms;
+		r->fresh[PN_MEM_AT_BWD] * ms;
+	pg[PN_STEP_OPT] += r->fresh[PN_MEM_AT_OPT] * ms;
 }
 
 /* --framework: each result's overhead per iteration (the rows', repeats
  * counted, the step's own cost, framework.h's `step`, in opt_ms when the
  * network trains, and its pages, step.page, in the phases that touch
  * them) and the step's costs added to its times. */
-static void overhead_sum(const pn_framework *fw, const options *o,
-			 const stepper *st, const pn_network *net, result *res,
-			 int ndev)
+static void overhead_sum(const pn_framework *fw, const stepper *st,
+			 const pn_network *net, result *res, int ndev)
 {
 	double rows = 0;
 	double once = overhead_trains(net) ? pn_framework_cost(fw, "step") /
@@ -1588,7 +1582,7 @@ static void overhead_sum(const pn_framework *fw, const options *o,
 	for (int d = 0; d < ndev; d++) {
 		result *r = &res[d];
 		double pg[PN_STEP_NPHASES] = {0}, step = once;
-		page_costs(fw, o, net, r, pg);
+		page_costs(fw, net, r, pg);
 		for (int p = 0; p < PN_STEP_NPHASES; p++) {
 			r->ph[p] += pg[p];
 			step += pg[p];
@@ -1688,7 +1682,7 @@ int main(int argc, char **argv)
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
 	if (fw)
-		overhead_sum(fw, &o, &st, &net, res, ndev);
+		overhead_sum(fw, &st, &net, res, ndev);
 
 	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);
