@@ -8,7 +8,8 @@
 #                     with the shipped model set (samples/models)
 #   make run-refit    the same, refitting the model set first
 #   make models       refit the shipped model set from the shipped data
-#   make deps         install the Debian packages pn needs (root)
+#   make deps         install the Debian packages pn and its benchmarks'
+#                     peers need (root; .ci/deps without --bench: pn's only)
 #   make install PREFIX=/usr/local
 #   make V=1          show full commands
 #   make SANITIZE=1   build with AddressSanitizer and UBSan
@@ -257,7 +258,7 @@ fp16: all
 	pipelines/fp16
 
 deps:
-	.ci/deps
+	.ci/deps --bench
 
 # ---- fuzzing: libFuzzer harnesses (fuzz/), built apart in build/fuzz ------
 # Not part of all: needs clang.  Each harness runs FUZZ_SECONDS on its
