@@ -132,7 +132,12 @@ static void lane_features(const pn_layer *l, const pn_work *w,
  * element to fp32 and back, one vector lane op each, at half the FMA
  * peak.  Padding the innermost dimension of the other types to a 64-byte
  * vector made bench/bf16-transfer worse on its dev split (SEED=2), as did
- * L1d and L2 levels beside the last-level cache. */
+ * L1d and L2 levels beside the last-level cache.  On AVX2 oneDNN blocks
+ * by 8 (nChw8c), yet the block of 8 on an AVX2 device row made
+ * bench/real-steps' dev cases on a Zen 1 VM worse (FEATURES=cpu TARGET=cpu,
+ * samples/cpu's AVX-512 models: mean / max APE 12.5 / 37.8% with 16,
+ * 17.5 / 54.8% with 8; LeNet's few-channel convolutions run slower there
+ * than either), so the block is 16 on every device. */
 #define CPU_CHAN_BLOCK 16.0
 #define CPU_CALL_CYCLES 2000.0
 #define CPU_LLC_BPC 16.0
