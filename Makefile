@@ -3,7 +3,7 @@
 #   make              build every tool into bin/ (CUDA parts when found)
 #   make NO_CUDA=1    build without CUDA even when nvcc is present
 #   make NO_ONNX=1    build pn-onnx without protobuf-c even when present
-#   make check        run the bats suite (t/)
+#   make check        run the bats suite (t/; CHECK_JOBS files at a time)
 #   make run          the main job on the shipped data (pipelines/predict),
 #                     with the shipped model set (samples/models)
 #   make run-refit    the same, refitting the model set first
@@ -206,8 +206,13 @@ bin/%: build/%.o build/libpn.a
 	$(E) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< build/libpn.a $(LIBS_$*) $(LDLIBS)
 
+# The test files run CHECK_JOBS at a time (default: the CPUs), each
+# file's tests in order, where GNU parallel is installed (bats needs it;
+# .ci/deps installs it); CHECK_JOBS=1 runs them one by one.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+BATS_JOBS  := $(if $(and $(shell command -v parallel 2>/dev/null),$(filter-out 0 1,$(CHECK_JOBS))),--jobs $(CHECK_JOBS) --no-parallelize-within-files)
 check test: all
-	bats t/
+	bats $(BATS_JOBS) t/
 
 # Benchmarks print numbers; none is a test.  Each can also run alone.
 bench: all
