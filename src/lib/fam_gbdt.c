@@ -19,9 +19,11 @@
  *   patience=20    with --val: stop after this many rounds without a
  *                  better validation error (0: run every round; the best
  *                  round is kept either way)
- *   threads=N      threads for binning and for the histograms of large
- *                  nodes (default: the online CPUs); the model is the
- *                  same for any count
+ *   threads=N      threads for binning and, at each node, its
+ *                  histogram (a range of features each), its split
+ *                  search (the same) and the partition of its rows (a
+ *                  range of rows each) (default: the online CPUs); the
+ *                  model is the same for any count
  *
  * Body: "base MEAN", "trees N", then N trees in the text form of tree.h.
  */

@@ -56,6 +56,9 @@ long pn_default_threads(void);
 typedef struct {
 	size_t n, p;
 	uint8_t *bin;      /* n * p, row-major: bin of row i, feature f */
+	uint8_t *col;      /* p * n, the same bins column-major: a node's
+			      partition reads one feature of its rows, in
+			      row order */
 	int *nb;           /* bins of each feature, 1 to 256 */
 	size_t *off;       /* where feature f's bins start in a histogram */
 	size_t tot;        /* sum of nb */
