@@ -499,6 +499,12 @@ typedef struct {
  * row order, whichever part builds it.  Unit weights (wt NULL, every
  * boosting round without subsampling) take a loop of their own, and each
  * feature's bins are addressed from a pointer kept in a local table. */
+/* Rows ahead whose bins and target hist_part asks the cache for: a node's
+ * rows are scattered over the bin matrix (-12% time for a 200-round gbdt
+ * fit of 100,000 rows on the Zen 1 VM; 8 the same, 32 worse; the same for
+ * a node's partition, which reads one byte a row, did nothing). */
+#define PREFETCH 16
+
 static void hist_part(const hjob *j, size_t f0, size_t f1)
 {
 	const pn_bins *b = j->b;
@@ -516,6 +522,11 @@ static void hist_part(const hjob *j, size_t f0, size_t f1)
 	if (!wt) {
 		for (size_t k = 0; k < j->m; k++) {
 			uint32_t i = idx[k];
+			if (k + PREFETCH < j->m) {
+				uint32_t a = idx[k + PREFETCH];
+				__builtin_prefetch(bin + (size_t)a * p);
+				__builtin_prefetch(y + a);
+			}
 			const uint8_t *r = bin + (size_t)i * p;
 			double yi = y[i];
 			for (size_t f = 0; f < nf; f++) {
@@ -527,6 +538,12 @@ static void hist_part(const hjob *j, size_t f0, size_t f1)
 	} else {
 		for (size_t k = 0; k < j->m; k++) {
 			uint32_t i = idx[k];
+			if (k + PREFETCH < j->m) {
+				uint32_t a = idx[k + PREFETCH];
+				__builtin_prefetch(bin + (size_t)a * p);
+				__builtin_prefetch(y + a);
+				__builtin_prefetch(wt + a);
+			}
 			const uint8_t *r = bin + (size_t)i * p;
 			double wi = wt[i], yi = wi * y[i];
 			for (size_t f = 0; f < nf; f++) {
