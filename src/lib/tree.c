@@ -702,7 +702,7 @@ typedef struct {
 	const uint8_t *col;
 	int edge;
 	size_t m;
-	size_t *cnt;            /* part k's left rows cnt[2k], right cnt[2k+1] */
+	size_t *cnt;            /* part k's rows: left 2k, right 2k + 1 */
 } pjob_rows;
 
 static void partition_job(void *arg, int part, int parts)
