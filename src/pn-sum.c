@@ -111,6 +111,7 @@ typedef struct {
 	int ncols;
 	const char **name;      /* the predictor's columns */
 	const char **field;     /* one row's fields */
+	double *num;            /* its computed features (NaN: the field) */
 	int xcol[X_N];          /* where the extra columns go */
 	char buf[X_N + 3][32];
 	long *pending;          /* row of each queued prediction */
@@ -131,6 +132,21 @@ typedef struct {
  * flush, so queue many (xgboost's threads cost ~1 ms per call). */
 enum { QUEUE = 1 << 16 };
 
+/* A computed feature v for the predictor: the number itself, not its text
+ * parsed back (the same value); a value that is not finite as its text in
+ * buf, so that the predictor says what it says of such a field. */
+static void feature_cell(double v, char *buf, const char **field, double *num)
+{
+	if (isfinite(v)) {
+		*num = v;
+		*field = "";
+	} else {
+		pn_fmt_num(buf, v);
+		*num = NAN;
+		*field = buf;
+	}
+}
+
 static void model_init(modelpath *mp, const pn_modelset *ms,
 		       const pn_network *net)
 {
@@ -142,6 +158,9 @@ static void model_init(modelpath *mp, const pn_modelset *ms,
 	mp->name = pn_xmalloc((size_t)(net->ncols + X_N) * sizeof *mp->name);
 	mp->field = pn_xmalloc((size_t)(net->ncols + X_N) * sizeof *mp->field);
 	mp->ncols = pn_network_columns(net, extra, X_N, mp->name, mp->xcol);
+	mp->num = pn_xmalloc((size_t)mp->ncols * sizeof *mp->num);
+	for (int c = 0; c < mp->ncols; c++)
+		mp->num[c] = NAN;
 	mp->p = pn_predictor_new(ms, mp->ncols, mp->name);
 	mp->pending = pn_xmalloc(QUEUE * sizeof *mp->pending);
 	mp->out = pn_xmalloc(QUEUE * sizeof *mp->out);
@@ -155,6 +174,7 @@ static void model_free(modelpath *mp)
 	pn_predictor_free(mp->p);
 	free(mp->name);
 	free(mp->field);
+	free(mp->num);
 	free(mp->pending);
 	free(mp->out);
 	free(mp->which);
@@ -235,10 +255,10 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 	mp->field[mp->xcol[X_INPUT_GRAD]] = input_grad_field(&l,
 		mp->buf[X_INPUT_GRAD]);
 	mp->field[mp->xcol[X_DEVICE]] = g->name;
-	for (int k = 0; k < PN_F_N; k++) {
-		pn_fmt_num(mp->buf[X_FEAT + k], f[k]);
-		mp->field[mp->xcol[X_FEAT + k]] = mp->buf[X_FEAT + k];
-	}
+	for (int k = 0; k < PN_F_N; k++)
+		feature_cell(f[k], mp->buf[X_FEAT + k],
+			     &mp->field[mp->xcol[X_FEAT + k]],
+			     &mp->num[mp->xcol[X_FEAT + k]]);
 	/* the batch-scaled columns, as the model sees them */
 	const int scaled[3] = {net->cbatch, net->celements, net->ctraffic};
 	for (int j = 0; j < 3; j++)
@@ -248,8 +268,8 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 	if (pn_predictor_pending(mp->p) == QUEUE)
 		model_flush(mp, t, kf);
 	size_t k = pn_predictor_pending(mp->p);
-	if (pn_predictor_push(mp->p, pn_layer_name(l.type), mp->field,
-			      NULL) != 0)
+	if (pn_predictor_push_num(mp->p, pn_layer_name(l.type), mp->field,
+				  NULL, mp->num) != 0)
 		pn_die_at(PN_EXIT_DATA, net->path, r->line, "%s",
 			  pn_predictor_error(mp->p));
 	mp->pending[k] = at;
@@ -287,6 +307,7 @@ typedef struct {
 	pn_predictor *p;
 	int ncols, cdev, cfeat;
 	const char **name, **field;
+	double *num;            /* computed features (NaN: the field) */
 	char (*buf)[32];
 	long *pending;          /* row slot of each queued part */
 	const char **what;      /* its name (step.h) */
@@ -446,6 +467,9 @@ static void part_init(partpath *pp, const pn_modelset *ms)
 		pp->name[n++] = pn_feature_names[k];
 	pp->ncols = n;
 	pp->field = pn_xmalloc((size_t)n * sizeof *pp->field);
+	pp->num = pn_xmalloc((size_t)n * sizeof *pp->num);
+	for (int c = 0; c < n; c++)
+		pp->num[c] = NAN;
 	pp->buf = pn_xmalloc((size_t)n * sizeof *pp->buf);
 	pp->p = pn_predictor_new(ms, n, pp->name);
 	pp->pending = pn_xmalloc(QUEUE * sizeof *pp->pending);
@@ -463,6 +487,7 @@ static void part_free(partpath *pp)
 	pn_predictor_free(pp->p);
 	free(pp->name);
 	free(pp->field);
+	free(pp->num);
 	free(pp->buf);
 	free(pp->pending);
 	free(pp->what);
@@ -513,13 +538,12 @@ static void part_push(stepper *st, const pn_network *net, long i,
 						   pp->buf[pp->cdev - 1]);
 	pp->field[pp->cdev] = g->name;
 	pn_feature_row(&p->l, p->traffic, g, f);
-	for (int k = 0; k < PN_F_N; k++) {
-		pn_fmt_num(pp->buf[pp->cfeat + k], f[k]);
-		pp->field[pp->cfeat + k] = pp->buf[pp->cfeat + k];
-	}
+	for (int k = 0; k < PN_F_N; k++)
+		feature_cell(f[k], pp->buf[pp->cfeat + k],
+			     &pp->field[pp->cfeat + k], &pp->num[pp->cfeat + k]);
 	size_t k = pn_predictor_pending(pp->p);
-	if (pn_predictor_push(pp->p, pn_layer_name(p->l.type), pp->field,
-			      NULL) != 0)
+	if (pn_predictor_push_num(pp->p, pn_layer_name(p->l.type), pp->field,
+				  NULL, pp->num) != 0)
 		pn_die_at(PN_EXIT_DATA, net->path, net->r[i].line, "%s (%s "
 			  "of the training step)", pn_predictor_error(pp->p),
 			  p->what);

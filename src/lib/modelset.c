@@ -702,15 +702,46 @@ static void verdict(const pn_predictor *p, const slot *s, const char *layer,
 	pn_domain_check_fields(m, val, s->raw, why, PN_DOMAIN_WHY);
 }
 
+static int push(pn_predictor *p, const char *layer, const char *device,
+		const char *const *fields, const size_t *lens,
+		const double *num);
+
 int pn_predictor_push(pn_predictor *p, const char *layer,
 		      const char *const *fields, const size_t *lens)
 {
-	return pn_predictor_push_fold(p, layer, NULL, fields, lens);
+	return push(p, layer, NULL, fields, lens, NULL);
 }
 
 int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 			   const char *device, const char *const *fields,
 			   const size_t *lens)
+{
+	return push(p, layer, device, fields, lens, NULL);
+}
+
+int pn_predictor_push_num(pn_predictor *p, const char *layer,
+			  const char *const *fields, const size_t *lens,
+			  const double *num)
+{
+	return push(p, layer, NULL, fields, lens, num);
+}
+
+/* Column c of a row as a number: num[c] where given, else its field. */
+static int cell_num(const char *name, const char *const *fields,
+		    const size_t *lens, const double *num, int c, double *d,
+		    char *err, size_t errsz)
+{
+	if (num && !isnan(num[c])) {
+		*d = num[c];
+		return 0;
+	}
+	size_t n = lens ? lens[c] : strlen(fields[c]);
+	return field_num(name, fields[c], n, d, err, errsz);
+}
+
+static int push(pn_predictor *p, const char *layer, const char *device,
+		const char *const *fields, const size_t *lens,
+		const double *num)
 {
 	int k = model_of(p, layer);
 	if (k < 0) {
@@ -738,15 +769,20 @@ int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 	double base = 1;
 	if (m->base) {
 		int c = s->basecol;
-		size_t n = lens ? lens[c] : strlen(fields[c]);
-		if (field_num(m->base, fields[c], n, &base, p->err,
-			      sizeof p->err) < 0)
+		if (cell_num(m->base, fields, lens, num, c, &base, p->err,
+			     sizeof p->err) < 0)
 			return -2;
 		if (!(base > 0)) {
-			snprintf(p->err, sizeof p->err, "column '%s': '%.*s' "
+			char v[41];
+			if (num && !isnan(num[c]))
+				pn_fmt_num(v, base);
+			else
+				snprintf(v, sizeof v, "%.*s", (int)(lens ?
+					 lens[c] : strlen(fields[c])),
+					 fields[c]);
+			snprintf(p->err, sizeof p->err, "column '%s': '%s' "
 				 "is not positive (the base of the %s model's "
-				 "logratio target)", m->base,
-				 n > 40 ? 40 : (int)n, fields[c], m->layer);
+				 "logratio target)", m->base, v, m->layer);
 			return -2;
 		}
 	}
@@ -762,14 +798,14 @@ int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 	double *x = s->x + s->cnt * m->p;
 	for (size_t j = 0; j < m->p; j++) {
 		int c = s->col[j];
-		const char *v = fields[c];
-		size_t n = lens ? lens[c] : strlen(v);
 		const pn_feature *f = &m->feat[j];
 		double d;
-		if (f->cat)
+		if (f->cat) {
+			const char *v = fields[c];
+			size_t n = lens ? lens[c] : strlen(v);
 			d = n == s->catlen[j] && memcmp(v, s->catval[j], n) == 0;
-		else if (field_num(f->name, v, n, &d, p->err,
-				   sizeof p->err) < 0)
+		} else if (cell_num(f->name, fields, lens, num, c, &d, p->err,
+				    sizeof p->err) < 0)
 			return -2;
 		s->raw[j] = d;
 		x[j] = pn_feature_input(f, d);

@@ -95,6 +95,13 @@ int pn_predictor_push(pn_predictor *p, const char *layer,
 int pn_predictor_push_fold(pn_predictor *p, const char *layer,
 			   const char *device, const char *const *fields,
 			   const size_t *lens);
+/* pn_predictor_push with some columns given as numbers: where num[c] is
+ * not NaN it is column c's value, and fields[c] is not read (a caller that
+ * computed its values need not format them, for them to be parsed back);
+ * a NaN reads fields[c] as pn_predictor_push does.  num NULL: all fields. */
+int pn_predictor_push_num(pn_predictor *p, const char *layer,
+			  const char *const *fields, const size_t *lens,
+			  const double *num);
 /* Rows queued and not yet flushed. */
 size_t pn_predictor_pending(const pn_predictor *p);
 /* Predict every queued row into out[0..pending), in the order pushed, in the
