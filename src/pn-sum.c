@@ -82,8 +82,10 @@ static const char usage[] =
 "whose model never saw train steps with its optimizer is split into forward,\n"
 "backward and optimizer parts (rule decomposed); one of input_grad 0 that\n"
 "stays whole, and whose model never saw such rows, loses its input\n"
-"gradient's product (rule whole-dx, source derived).  The network format,\n"
-"the parts, the memory model and the domain: see pn-sum(1).\n";
+"gradient's product (rule whole-dx, source derived).  A whole train row takes\n"
+"at least its weights' sweep at the memory's bandwidth when the step's\n"
+"weights, gradients and state exceed the device's cache (rule sweep).  The\n"
+"network format, the parts, the memory model and the domain: see pn-sum(1).\n";
 
 
 /* ---- predicting ------------------------------------------------------- */
@@ -295,7 +297,8 @@ static factors factors_new(size_t n, int want)
  * whose model never saw such rows, predicted whole as if it did not skip
  * it (featurized with input_grad 1), less the skipped product
  * (pn_step_input_grad; dx_less); a model that saw them predicts the row
- * whole. */
+ * whole.  --per-layer says sweep instead where sweep_floor set a whole
+ * row's time on that device. */
 enum { RULE_WHOLE, RULE_DECOMPOSED, RULE_ACC_OPT, RULE_WHOLE_DX };
 static const char *const rule_names[] = {"whole", "decomposed", "acc+opt",
 					 "whole-dx"};
@@ -329,6 +332,8 @@ typedef struct {
 	domains *dom;           /* the model path's, for the parts' verdicts */
 	double *overhead;       /* --framework: each row's, by fwd bwd opt
 				   (framework.h), ms; else NULL */
+	unsigned char *swept;   /* each slot (device x row) whose time is its
+				   weights' sweep (sweep_floor), or NULL */
 	unsigned char cells[PN_NLAYERS];  /* the recurrent types whose train
 				   rows --framework runs op by op (its
 				   TYPE.fwd.step cost): decomposed into the
@@ -608,6 +613,62 @@ static void step_combine(const stepper *st, const pn_network *net,
 	}
 }
 
+/* ---- the optimizer's sweep ----------------------------------------------- */
+
+/* A whole train row (its step of forward, backward and optimizer timed
+ * together) takes at least the time its weights' memory traffic takes
+ * when the step's weights, gradients and optimizer state together exceed
+ * the device's last-level cache (gpu_l2_mb: a CPU's own): its backward
+ * writes the gradients G, its optimizer reads the weights W, G and the
+ * state S and writes W and S, 2 (W + G + S) bytes (memory.h's, per
+ * instance) at the device's memory bandwidth.  pn-time times a row
+ * alone, repeatedly: its own weights stay in the cache when they fit, as
+ * they do not when the rest of the step has passed through it since.
+ * Rows whose optimizer is none are left alone.  The slots whose time the
+ * floor sets are marked in st->swept. */
+static void sweep_floor(const stepper *st, const pn_network *net,
+			double batch, const pn_gpu *const *dev, int ndev,
+			double *t, double *sp)
+{
+	pn_mem_row *rows[PN_MEM_NBACKENDS] = {NULL};
+	double tot[PN_MEM_NBACKENDS] = {0};
+	for (int d = 0; d < ndev; d++) {
+		int b = pn_mem_backend(dev[d]);
+		if (!rows[b]) {
+			pn_mem_opts mo = {b, st->opt, st->momentum, st->amp};
+			pn_mem_step ms;
+			rows[b] = pn_xmalloc((size_t)net->n * sizeof *rows[b]);
+			pn_mem_step_of(net, batch, &mo, &ms, rows[b]);
+			for (long i = 0; i < net->n; i++)
+				tot[b] += net->r[i].repeat * (rows[b][i].weights +
+					  rows[b][i].grads + rows[b][i].state);
+		}
+		if (!(tot[b] > dev[d]->l2_mb * 1048576.0))
+			continue;
+		for (long i = 0; i < net->n; i++) {
+			const pn_netrow *r = &net->r[i];
+			const pn_mem_row *m = &rows[b][i];
+			if (r->phase != PN_PH_TRAIN ||
+			    (st->rule[i] != RULE_WHOLE &&
+			     st->rule[i] != RULE_WHOLE_DX) ||
+			    step_opt(st, r) == PN_OPT_NONE)
+				continue;
+			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
+			double floor_ms = 2 * (m->weights + m->grads +
+					       m->state) /
+					  (dev[d]->mem_bw_gbs * 1e6);
+			if (!(t[j] < floor_ms))
+				continue;
+			sp[j * PN_STEP_NPHASES + PN_PH_TRAIN] += floor_ms - t[j];
+			t[j] = floor_ms;
+			if (st->swept)
+				st->swept[j] = 1;
+		}
+	}
+	for (int b = 0; b < PN_MEM_NBACKENDS; b++)
+		free(rows[b]);
+}
+
 /* ---- framework overhead (framework.h) ----------------------------------- */
 
 /* Whether some row of net is of phase ph. */
@@ -700,6 +761,8 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 		memset(mp->dom.at, 0, nt * PN_DOMAIN_WHY);
 	for (size_t j = 0; pk.one && j < nt; j++)
 		pk.one[j] = pk.sum[j] = 1;
+	if (st->swept)
+		memset(st->swept, 0, nt);
 	for (int d = 0; d < ndev; d++) {
 		for (long i = 0; i < net->n; i++) {
 			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
@@ -727,6 +790,7 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	if (st->pp.p)
 		part_flush(st, sp, &pk);
 	step_combine(st, net, nt, t, sp, k, &pk);
+	sweep_floor(st, net, batch, dev, ndev, t, sp);
 	overhead_add(st, net, nt, t, sp);
 	free(pk.one);
 	free(pk.sum);
@@ -1348,9 +1412,12 @@ static void epoch_times(const pn_network *net, const unsigned char *bymodel,
 		tl = pn_xmalloc(nt * sizeof *tl);
 		kl = factors_new(nt, mp->level > 0);
 		char *at = mp->dom.at;
+		unsigned char *swept = st->swept;
 		mp->dom.at = NULL;      /* the verdicts are those at the batch */
+		st->swept = NULL;       /* and so are the sweeps */
 		predict(net, bymodel, mp, st, rest, dev, ndev, tl, sl, &kl);
 		mp->dom.at = at;
+		st->swept = swept;
 		free(sl);
 	}
 	for (int d = 0; d < ndev; d++)
@@ -1379,7 +1446,7 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 			 const char *dom, double batch,
 			 const pn_gpu *const *dev, int ndev, const double *t,
 			 const factors *kf, pn_mem_row *const *mem,
-			 const stepper *ov)
+			 const unsigned char *swept, const stepper *ov)
 {
 	static const char *const all[] = {
 		"device", "source", "rule", "time_ms", "total_ms",
@@ -1415,7 +1482,8 @@ static void write_layers(pn_sheet *tb, const pn_network *net,
 				       NAN, ov ? overhead_of(ov, i) : NAN};
 			const char *why = row_domain(dom, j);
 			const char *s[3] = {dev[d]->name, src_names[
-				row_source(src[i], why)], rule_names[rule[i]]};
+				row_source(src[i], why)], swept && swept[j] ?
+				"sweep" : rule_names[rule[i]]};
 			for (int c = 0; c < ncol; c++) {
 				int x = 0;
 				while (x < nx && xcol[x] != c)
@@ -1699,6 +1767,8 @@ int main(int argc, char **argv)
 	if (o.max_batch) {
 		max_batches(&o, &net, bymodel, &mp, &st, dev, ndev, res);
 	} else {
+		if (o.per_layer)
+			st.swept = pn_xcalloc((size_t)net.n * (size_t)ndev, 1);
 		epoch_times(&net, bymodel, &mp, &st, o.batch, o.dataset, dev,
 			    ndev, res, &t, &kf);
 		for (int b = 0; o.per_layer && b < PN_MEM_NBACKENDS; b++)
@@ -1714,7 +1784,8 @@ int main(int argc, char **argv)
 	rank_results(res, ndev);
 	if (o.per_layer)
 		write_layers(tb, &net, src, st.rule, mp.dom.all, o.batch, dev,
-			     ndev, t, &kf, rows, st.overhead ? &st : NULL);
+			     ndev, t, &kf, rows, st.swept,
+			     st.overhead ? &st : NULL);
 	else
 		write_summary(tb, res, ndev, o.max_batch, o.level > 0,
 			      st.overhead != NULL);
@@ -1728,6 +1799,7 @@ int main(int argc, char **argv)
 	model_free(&mp);
 	part_free(&st.pp);
 	free(st.rule);
+	free(st.swept);
 	free(mp.dom.all);
 	free(st.overhead);
 	pn_framework_free(fw);

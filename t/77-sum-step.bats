@@ -159,3 +159,40 @@ setup_file() {
 	awk -v a="$(cat "$T/b0")" -v b="$(cat "$T/b0.1")" -v m="$(cat "$T/mask")" \
 		'BEGIN { d = b - a - m; exit !(m > 0 && d < 1e-9 * b && d > -1e-9 * b) }'
 }
+
+# tiny.model: train steps with Adam that take in_features / 1e6 ms, so
+# that a row's weights' sweep takes longer than the model says
+tiny_model() {
+	awk -F'\t' -v OFS='\t' 'NR > 1 { $7 = $7 / 1e6 } 1' "$F/dense-adam.tsv" >"$T/tiny.tsv"
+	pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/tiny.model" "$T/tiny.tsv"
+}
+
+@test "pn-sum --per-layer gives a whole train row at least its weights' sweep at the memory's bandwidth when the step's weights, gradients and state exceed the cache" {
+	tiny_model
+	# UNIT: 4 MiB of L2, 1024 GB/s; the row's W + G + S as the CUDA
+	# allocator holds them, 8,009,728 bytes
+	run_io pn-sum -m "$T/tiny.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(col "$T/out" rule 1)" = sweep ]
+	[ "$(col "$T/out" source 1)" = model ]
+	w=$(col "$T/out" weights_bytes 1) g=$(col "$T/out" grads_bytes 1) s=$(col "$T/out" state_bytes 1)
+	[ "$(awk -v w="$w" -v g="$g" -v s="$s" 'BEGIN { print w + g + s }')" = 8009728 ]
+	near "$(col "$T/out" time_ms 1)" "$(awk -v w="$w" -v g="$g" -v s="$s" 'BEGIN { printf "%.17g", 2 * (w + g + s) / 1024e6 }')"
+}
+
+@test "pn-sum counts a row's weights' sweep in its step's train time" {
+	tiny_model
+	run_io pn-sum -m "$T/tiny.model" $G -d UNIT -b 4 "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	# 2 x 8,009,728 bytes at 1024 GB/s
+	near "$(col "$T/out" train_ms 1)" 0.015644
+}
+
+@test "pn-sum keeps the model's time of a train row whose step fits the cache" {
+	tiny_model
+	# NOPRICE: 8 MiB of L2 holds the 8,009,728 bytes
+	run_io pn-sum -m "$T/tiny.model" $G -d NOPRICE -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(col "$T/out" rule 1)" = whole ]
+	near "$(col "$T/out" time_ms 1)" 0.001
+}
