@@ -635,7 +635,9 @@ static void sweep_floor(const stepper *st, const pn_network *net,
 	for (int d = 0; d < ndev; d++) {
 		int b = pn_mem_backend(dev[d]);
 		if (!rows[b]) {
-			pn_mem_opts mo = {b, st->opt, st->momentum, st->amp};
+			pn_mem_opts mo = {.backend = b, .optimizer = st->opt,
+					  .momentum = st->momentum,
+					  .amp = st->amp};
 			pn_mem_step ms;
 			rows[b] = pn_xmalloc((size_t)net->n * sizeof *rows[b]);
 			pn_mem_step_of(net, batch, &mo, &ms, rows[b]);
@@ -643,7 +645,7 @@ static void sweep_floor(const stepper *st, const pn_network *net,
 				tot[b] += net->r[i].repeat * (rows[b][i].weights +
 					  rows[b][i].grads + rows[b][i].state);
 		}
-		if (!(tot[b] > dev[d]->l2_mb * 1048576.0))
+		if (!(tot[b] > dev[d]->l2_mb * 1e6))   /* as featurize.c */
 			continue;
 		for (long i = 0; i < net->n; i++) {
 			const pn_netrow *r = &net->r[i];
@@ -654,9 +656,8 @@ static void sweep_floor(const stepper *st, const pn_network *net,
 			    step_opt(st, r) == PN_OPT_NONE)
 				continue;
 			size_t j = (size_t)d * (size_t)net->n + (size_t)i;
-			double floor_ms = 2 * (m->weights + m->grads +
-					       m->state) /
-					  (dev[d]->mem_bw_gbs * 1e6);
+			double floor_ms = pn_roofline_vec_ms(2 * (m->weights +
+				m->grads + m->state), dev[d]->mem_bw_gbs);
 			if (!(t[j] < floor_ms))
 				continue;
 			sp[j * PN_STEP_NPHASES + PN_PH_TRAIN] += floor_ms - t[j];
