@@ -270,6 +270,46 @@ features_of() {
 	[ "$output" = "pn-fit: bad.tsv:2: unknown layer type 'warp' (feature set 'cocmct' needs its dimension columns; name the features with --features)" ]
 }
 
+# big.tsv: the rows of train.tsv again and again, some 4 MB, which pn-fit
+# splits on as many threads as the machine has (one share a MB or more)
+big() {
+	awk 'NR == 1 { print; next } { r[NR] = $0 } END { for (k = 0; k < 120; k++) for (i = 2; i <= NR; i++) print r[i] }' "$F/train.tsv" >big.tsv
+	[ "$(wc -c <big.tsv)" -gt 4000000 ]
+}
+
+@test "pn-fit names the row with a wrong field count far into a large file" {
+	big
+	awk -F'\t' -v OFS='\t' 'NR == 14001 { NF = 5 } 1' big.tsv >bad.tsv
+	run pn-fit -f lr bad.tsv
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-fit: bad.tsv:14001: expected 34 fields, found 5" ]
+}
+
+@test "pn-fit names the first of two rows with a wrong field count in a large file" {
+	big
+	awk -F'\t' -v OFS='\t' 'NR == 300 { NF = 7 } NR == 14001 { NF = 5 } 1' big.tsv >bad.tsv
+	run pn-fit -f lr bad.tsv
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-fit: bad.tsv:300: expected 34 fields, found 7" ]
+}
+
+@test "pn-fit names the line of a bad value far into a large file" {
+	big
+	awk -F'\t' -v OFS='\t' 'NR == 13999 { $NF = "NA" } 1' big.tsv >bad.tsv
+	run pn-fit -f lr bad.tsv
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-fit: bad.tsv:13999: column 'time_ms': value is NA" ]
+}
+
+@test "pn-fit fits a large file with CRLF lines and no last newline as the same file with LF" {
+	big
+	pn-fit -f lr -o lf.model big.tsv
+	sed 's/$/\r/' big.tsv | head -c -1 >crlf.tsv
+	pn-fit -f lr -o crlf.model crlf.tsv
+	cmp lf.model crlf.model
+	[ "$(grep -c '^info rows 9600$' lf.model)" -eq 2 ]
+}
+
 @test "pn-fit fails on a header without rows" {
 	head -1 "$F/train.tsv" >empty.tsv
 	run pn-fit empty.tsv

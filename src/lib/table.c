@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "table.h"
+#include "tree.h"
 #include "tsv.h"
 
 int pn_fault_set(pn_fault *f, int code, const char *path, long line,
@@ -30,42 +31,6 @@ void pn_fault_die(const pn_fault *f)
 	pn_die(f->code, "%s", f->msg);
 }
 
-/* Copy s[0..n) into the text blocks of t; cur and left track the block
- * being filled. */
-static char *arena_copy(pn_table *t, const char *s, size_t n, char **cur,
-			size_t *left)
-{
-	if (n + 1 > *left) {
-		size_t sz = n + 1 > (1 << 20) ? n + 1 : (1 << 20);
-		t->blocks = pn_xrealloc(t->blocks, (t->nblocks + 1) *
-					sizeof *t->blocks);
-		*cur = t->blocks[t->nblocks++] = pn_xmalloc(sz);
-		*left = sz;
-	}
-	char *d = *cur;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	*cur += n + 1;
-	*left -= n + 1;
-	return d;
-}
-
-/* The current row of in into cells at..at+ncols of t: its fields are one
- * span of the reader's buffer (tsv.h), copied at once. */
-static void copy_row(pn_table *t, const pn_tsv *in, size_t at, char **cur,
-		     size_t *left)
-{
-	const char *s0 = pn_tsv_str(in, 0);
-	int last = t->ncols - 1;
-	size_t span = (size_t)(pn_tsv_str(in, last) - s0) +
-		      pn_tsv_len(in, last);
-	const char *d = arena_copy(t, s0, span, cur, left);
-	for (int c = 0; c < t->ncols; c++) {
-		t->cell[at + (size_t)c] = d + (pn_tsv_str(in, c) - s0);
-		t->len[at + (size_t)c] = (uint32_t)pn_tsv_len(in, c);
-	}
-}
-
 pn_table *pn_table_read(const char *path)
 {
 	pn_table *t = pn_xcalloc(1, sizeof *t);
@@ -75,21 +40,14 @@ pn_table *pn_table_read(const char *path)
 	t->names = pn_xmalloc((size_t)t->ncols * sizeof *t->names);
 	for (int c = 0; c < t->ncols; c++)
 		t->names[c] = pn_xstrdup(pn_tsv_colname(in, c));
-	size_t cap = 0;
-	char *cur = NULL;
-	size_t left = 0;
-	while (pn_tsv_read(in)) {
-		if (t->nrows == cap) {
-			cap = cap ? 2 * cap : 1024;
-			t->cell = pn_xrealloc(t->cell, cap * (size_t)t->ncols *
-					      sizeof *t->cell);
-			t->len = pn_xrealloc(t->len, cap * (size_t)t->ncols *
-					     sizeof *t->len);
-			t->line = pn_xrealloc(t->line, cap * sizeof *t->line);
-		}
-		copy_row(t, in, t->nrows * (size_t)t->ncols, &cur, &left);
-		t->line[t->nrows++] = pn_tsv_lineno(in);
-	}
+	pn_tsv_rows rows;
+	pn_tsv_read_all(in, &rows, (int)pn_default_threads());
+	t->nrows = rows.nrows;
+	t->cell = rows.cell;
+	t->len = rows.len;
+	t->line = rows.line;
+	t->blocks = pn_xmalloc(sizeof *t->blocks);
+	t->blocks[t->nblocks++] = rows.text;
 	pn_tsv_close(in);
 	if (t->nrows == 0) {
 		pn_fault f;

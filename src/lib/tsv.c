@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -183,6 +184,135 @@ int pn_tsv_read(pn_tsv *t)
 	return 1;
 }
 
+/* ---- every row at once -------------------------------------------------- */
+
+/* Whole lines [s, e) of the text, split on a thread of their own into the
+ * rows from first on; bad_line: the line of its first row with the wrong
+ * field count (found fields), or 0. */
+typedef struct {
+	char *s, *e;
+	size_t first;
+	long line0;             /* the line before its first row */
+	pn_tsv_rows *out;
+	int ncols;
+	size_t *flen;           /* scratch: a row's field lengths */
+	long bad_line;
+	int found;
+	pthread_t th;
+	int started;
+} share;
+
+/* Bytes a share of pn_tsv_read_all gets at least: splitting takes some 1
+ * ns a byte, starting a thread some 50 us.  The fuzzer's inputs are
+ * small: it gets shares of a few rows. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SHARE_BYTES 16
+#else
+#define SHARE_BYTES (1 << 20)
+#endif
+
+static void *split_share(void *arg)
+{
+	share *sh = arg;
+	pn_tsv_rows *o = sh->out;
+	int nc = sh->ncols;
+	size_t *flen = sh->flen;
+	size_t r = sh->first;
+	long line = sh->line0;
+	for (char *p = sh->s; p < sh->e; r++) {
+		char *nl = memchr(p, '\n', (size_t)(sh->e - p));
+		char *end = nl ? nl : sh->e;
+		size_t n = (size_t)(end - p);
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		p[n] = '\0';
+		line++;
+		char **f = (char **)(o->cell + r * (size_t)nc);
+		int k = split(p, n, f, flen, nc);
+		if (k != nc) {
+			sh->bad_line = line;
+			sh->found = k;
+			break;
+		}
+		for (int c = 0; c < nc; c++)
+			o->len[r * (size_t)nc + (size_t)c] = (uint32_t)flen[c];
+		o->line[r] = line;
+		p = end + 1;
+	}
+	return NULL;
+}
+
+/* The lines of [p, e), the last one with or without its newline. */
+static size_t count_lines(const char *p, const char *e)
+{
+	size_t n = 0;
+	for (; p < e; n++) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		p = nl ? nl + 1 : e;
+	}
+	return n;
+}
+
+void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads)
+{
+	while (fill(t) > 0)     /* the first call moves the rest to buf[0] */
+		;
+	char *text = t->buf + t->pos, *stop = t->buf + t->end;
+	size_t size = (size_t)(stop - text);
+	if ((size_t)threads > size / SHARE_BYTES)
+		threads = (int)(size / SHARE_BYTES);
+	if (threads < 1)
+		threads = 1;
+	share *sh = pn_xcalloc((size_t)threads, sizeof *sh);
+	size_t nrows = 0;
+	for (int j = 0; j < threads; j++) {
+		char *from = j ? sh[j - 1].e : text, *to = stop;
+		if (j + 1 < threads) {
+			char *cut = text + size * (size_t)(j + 1) /
+				    (size_t)threads;
+			char *nl = cut < from ? NULL :
+				   memchr(cut, '\n', (size_t)(stop - cut));
+			to = cut < from ? from : nl ? nl + 1 : stop;
+		}
+		sh[j] = (share){ .s = from, .e = to, .first = nrows,
+				 .line0 = t->line + (long)nrows, .out = out,
+				 .ncols = t->ncols,
+				 .flen = pn_xmalloc((size_t)t->ncols *
+						    sizeof *sh[j].flen) };
+		nrows += count_lines(from, to);
+	}
+	size_t cells = (nrows ? nrows : 1) * (size_t)t->ncols;
+	*out = (pn_tsv_rows){ .text = t->buf, .nrows = nrows,
+			      .cell = pn_xmalloc(cells * sizeof *out->cell),
+			      .len = pn_xmalloc(cells * sizeof *out->len),
+			      .line = pn_xmalloc((nrows ? nrows : 1) *
+						 sizeof *out->line) };
+	/* a share whose thread cannot start is split here below */
+	for (int j = 1; j < threads; j++)
+		sh[j].started = pthread_create(&sh[j].th, NULL, split_share,
+					       &sh[j]) == 0;
+	split_share(&sh[0]);
+	for (int j = 1; j < threads; j++) {
+		if (sh[j].started)
+			pthread_join(sh[j].th, NULL);
+		else
+			split_share(&sh[j]);
+	}
+	for (int j = 0; j < threads; j++)
+		if (sh[j].bad_line)
+			pn_die_at(PN_EXIT_DATA, t->shown, sh[j].bad_line,
+				  "expected %d field%s, found %d", t->ncols,
+				  t->ncols == 1 ? "" : "s", sh[j].found);
+	for (int j = 0; j < threads; j++)
+		free(sh[j].flen);
+	free(sh);
+	t->line += (long)nrows;
+	/* the text is out's now; t is at its end, with a buffer of its own */
+	t->cap = 1 << 10;
+	t->buf = pn_xmalloc(t->cap + 1);
+	t->pos = t->end = 0;
+}
+
 const char *pn_tsv_str(const pn_tsv *t, int c) { return t->f[c]; }
 size_t pn_tsv_len(const pn_tsv *t, int c) { return t->flen[c]; }
 
@@ -258,6 +388,30 @@ int pn_parse_num(const char *s, size_t n, double *out)
 	int neg = 0;
 	if (p < end && (*p == '-' || *p == '+'))
 		neg = *p++ == '-';
+	/* the common case, a plain decimal of at most 18 digits ("-0.123456",
+	 * "1024"): its digits fit m without a check, and the fast path of
+	 * the loop below would take it too */
+	if (end - p <= 19) {
+		const char *q = p, *dot = NULL;
+		uint64_t m = 0;
+		for (; q < end; q++) {
+			unsigned d = (unsigned)(*q - '0');
+			if (d < 10)
+				m = m * 10 + d;
+			else if (*q == '.' && !dot)
+				dot = q;
+			else
+				break;
+		}
+		size_t digits = (size_t)(q - p) - (dot != NULL);
+		if (q == end && digits > 0 && m <= (UINT64_C(1) << 53)) {
+			double v = (double)m;
+			if (dot)
+				v /= pow10tab[end - dot - 1];
+			*out = neg ? -v : v;
+			return 0;
+		}
+	}
 	uint64_t m = 0;
 	int digits = 0, sig = 0, exp10 = 0, any = 0, dropped = 0;
 	while (p < end && (unsigned)(*p - '0') < 10) {

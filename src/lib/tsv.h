@@ -18,6 +18,7 @@
 #define PN_TSV_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "opt.h"
@@ -45,10 +46,29 @@ int pn_tsv_col(const pn_tsv *t, const char *name);
  * Blank lines are errors too (they have one field). */
 int pn_tsv_read(pn_tsv *t);
 
+/* Every row left in t at once, split in place in one buffer: the cells
+ * of row r are cell[r * ncols ...], NUL-terminated, with their lengths,
+ * and line[r] is the row's line in the file.  The caller owns text (which
+ * holds every cell), cell, len and line, and frees them with free(). */
+typedef struct {
+	char *text;
+	size_t nrows;
+	const char **cell;
+	uint32_t *len;
+	long *line;
+} pn_tsv_rows;
+
+/* Read the rest of t's input into memory and split its rows on up to
+ * threads threads (a share of at least a few MB each).  The same rows and
+ * the same deaths as a loop of pn_tsv_read(): the first row in the file
+ * with the wrong field count, a read error, bad gzip data (which, as the
+ * whole input is read first, come before any row's).  t is then at its
+ * end. */
+void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads);
+
 /* Field col of the current row, NUL-terminated, and its length.  The
  * fields of a row lie in order in one buffer, each but the last ended by
- * the NUL that replaced its tab: field 0 to the end of the last field is
- * the row (table.c copies it whole). */
+ * the NUL that replaced its tab. */
 const char *pn_tsv_str(const pn_tsv *t, int col);
 size_t pn_tsv_len(const pn_tsv *t, int col);
 
