@@ -372,27 +372,38 @@ GROUPS = [
                 "ConvolutionBackward", "_convolution")),
     ("batchnorm", ("batch_norm", "native_batch_norm", "NativeBatchNormBackward")),
     ("layernorm", ("layer_norm", "native_layer_norm", "NativeLayerNormBackward")),
-    ("pool", ("max_pool2d", "adaptive_avg_pool2d", "MaxPool2DWithIndicesBackward",
-              "AdaptiveAvgPool2DBackward", "mean")),
+    ("pool", ("max_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
+              "MaxPool2DWithIndicesBackward", "AdaptiveAvgPool2DBackward",
+              "mean")),
     ("rnn", ("lstm", "gru", "rnn_tanh", "_thnn", "LstmBackward", "GruBackward")),
-    ("embedding", ("embedding", "EmbeddingBackward", "embedding_dense_backward",
-                   "index_select", "index_add_")),
+    ("embedding", ("embedding", "embedding_bag", "_embedding_bag",
+                   "EmbeddingBackward", "EmbeddingBagBackward",
+                   "embedding_dense_backward", "index_select", "index_add_")),
     ("attention", ("multi_head_attention", "_native_multi_head_attention",
                    "baddbmm", "softmax", "_softmax", "SoftmaxBackward")),
     ("loss", ("cross_entropy", "log_softmax", "nll_loss", "NllLossBackward",
               "LogSoftmaxBackward", "_log_softmax")),
     ("dropout", ("dropout", "bernoulli_", "native_dropout", "NativeDropoutBackward")),
-    ("activation", ("relu", "gelu", "tanh", "threshold_backward", "GeluBackward",
-                    "ReluBackward")),
-    ("optimizer", ("Optimizer.step", "_foreach", "add_", "addcdiv_", "addcmul_",
-                   "lerp_", "sqrt", "mul_", "div_")),
+    ("activation", ("relu", "clamp_min", "gelu", "tanh", "threshold_backward",
+                    "GeluBackward", "ReluBackward", "TanhBackward")),
+    # zero_grad's fill_ of every gradient too: pn's whole train row
+    # carries it (pn-sum's sweep)
+    ("optimizer", ("Optimizer.step", "Optimizer.zero_grad", "fill_", "zero_",
+                   "_foreach", "add_", "addcdiv_", "addcmul_", "lerp_", "sqrt",
+                   "mul_", "div_")),
 ]
 
 
 def group_of(op):
+    """The group of a profiler key: its name (after "aten::", or after the
+    ": " of an autograd key) is a group's key, or the key and then "_", a
+    digit or "#" ("max_pool2d_with_indices", "AddmmBackward0",
+    "Optimizer.step#SGD.step"): "t" is aten::t, never threshold_backward."""
+    name = op.split(": ")[-1].split("::")[-1]
     for g, keys in GROUPS:
         for k in keys:
-            if op == "aten::" + k or op.startswith(k) or ("::" + k) in op:
+            if name == k or (name.startswith(k) and
+                             (name[len(k)] in "_#" or name[len(k)].isdigit())):
                 return g
     return "other"
 
