@@ -277,27 +277,26 @@ big() {
 	[ "$(wc -c <big.tsv)" -gt 4000000 ]
 }
 
-@test "pn-fit names the row with a wrong field count far into a large file" {
+# run pn-fit on big.tsv as the awk program $1 changes it
+run_big() {
 	big
-	awk -F'\t' -v OFS='\t' 'NR == 14001 { NF = 5 } 1' big.tsv >bad.tsv
+	awk -F'\t' -v OFS='\t' "$1" big.tsv >bad.tsv
 	run pn-fit -f lr bad.tsv
 	[ "$status" -eq 1 ]
+}
+
+@test "pn-fit names the row with a wrong field count far into a large file" {
+	run_big 'NR == 14001 { NF = 5 } 1'
 	[ "$output" = "pn-fit: bad.tsv:14001: expected 34 fields, found 5" ]
 }
 
 @test "pn-fit names the first of two rows with a wrong field count in a large file" {
-	big
-	awk -F'\t' -v OFS='\t' 'NR == 300 { NF = 7 } NR == 14001 { NF = 5 } 1' big.tsv >bad.tsv
-	run pn-fit -f lr bad.tsv
-	[ "$status" -eq 1 ]
+	run_big 'NR == 300 { NF = 7 } NR == 14001 { NF = 5 } 1'
 	[ "$output" = "pn-fit: bad.tsv:300: expected 34 fields, found 7" ]
 }
 
 @test "pn-fit names the line of a bad value far into a large file" {
-	big
-	awk -F'\t' -v OFS='\t' 'NR == 13999 { $NF = "NA" } 1' big.tsv >bad.tsv
-	run pn-fit -f lr bad.tsv
-	[ "$status" -eq 1 ]
+	run_big 'NR == 13999 { $NF = "NA" } 1'
 	[ "$output" = "pn-fit: bad.tsv:13999: column 'time_ms': value is NA" ]
 }
 
