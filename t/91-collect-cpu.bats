@@ -34,6 +34,13 @@ collect() {
 	grep -q 'and the values input_grad=0 drawn' "$BATS_TEST_TMPDIR/o/README.md"
 }
 
+@test "pipelines/collect-cpu names the device and the spec row DEVICE" {
+	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
+	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
+	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" device | sort -u)" = box-1t ]
+	[ "$(column "$BATS_TEST_TMPDIR/o/cpu-spec.tsv" name)" = box-1t ]
+}
+
 # a network of one embedding and one dense row, batch 1 in the file
 ranges_net() {
 	printf 'name\tlayer\tphase\tbatch\tseq_len\tvocab\tembed_dim\tin_features\tout_features\tbias\n' >"$1"
