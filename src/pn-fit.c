@@ -27,7 +27,8 @@ static const char usage_head[] =
 "  -F, --features SET    a named set (";
 static const char usage_tail[] =
 ")\n"
-"                        or a comma list of columns (default cocmct)\n"
+"                        or a comma list of columns, or a set and more\n"
+"                        columns, SET+COL[,COL]... (default cocmct)\n"
 "  -t, --target COL      the column to predict (default time_ms)\n"
 "  -l, --log-target      fit ln(target); predictions are exponentiated\n"
 "                        (the default)\n"
@@ -228,10 +229,25 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 		pn_usage_error("--keep-folds needs --logo");
 	if (base && strcmp(base, tgt) == 0)
 		pn_usage_error("--relative '%s' is the target itself", base);
-	s->set = pn_feature_set_find(features);
-	if (!s->set && (strpbrk(features, " \t") || strstr(features, ",,") ||
-			features[0] == ',' ||
-			features[strlen(features) - 1] == ','))
+	/* SET+COL,...: a set and more columns */
+	const char *plus = strchr(features, '+'), *list = features;
+	if (plus) {
+		static char name[64];
+		size_t k = (size_t)(plus - features);
+		if (k >= sizeof name || !*(list = plus + 1))
+			pn_usage_error("invalid --features '%s'", features);
+		memcpy(name, features, k);
+		name[k] = '\0';
+		if (!(s->set = pn_feature_set_find(name)))
+			pn_usage_error("--features '%s': no feature set '%s'",
+				       features, name);
+		s->extra = list;
+	} else {
+		s->set = pn_feature_set_find(features);
+	}
+	if ((!s->set || s->extra) && (strpbrk(list, " \t+") ||
+				      strstr(list, ",,") || list[0] == ',' ||
+				      list[strlen(list) - 1] == ','))
 		pn_usage_error("invalid --features '%s'", features);
 }
 

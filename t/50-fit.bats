@@ -94,6 +94,17 @@ features_of() {
 	grep -q '^feature batch num 0 1$' rf.model
 }
 
+@test "pn-fit --features SET+COL fits the set's columns and then the columns named" {
+	pn-fit -f lr --features baseline+ct_ms,cm_total -o m.model "$F/train.tsv"
+	[ "$(features_of dense m.model)" = "batch in_features out_features precision=fp32 pass=fwd gpu_sms gpu_cores gpu_boost_mhz gpu_mem_gb gpu_mem_bw_gbs gpu_l2_mb gpu_fp32_gflops ct_ms cm_total " ]
+	grep -q '^info features baseline+ct_ms,cm_total$' m.model
+}
+
+@test "pn-fit --features SET+COL one-hot encodes a column of names" {
+	pn-fit -f lr --features baseline+device -o m.model "$F/train.tsv"
+	[ "$(features_of dense m.model | tr ' ' '\n' | grep '^device=' | tr '\n' ' ')" = "device=T4 device=V100-PCIE-32GB " ]
+}
+
 @test "pn-fit --log-target fits the logarithm and pn-eval undoes it" {
 	pn-fit -f lr --log-target --features ct_ms -o m.model "$F/train.tsv"
 	grep -q '^transform log$' m.model
@@ -377,6 +388,24 @@ run_big() {
 	run pn-fit --features ct_ms,co,ct_ms "$F/train.tsv"
 	[ "$status" -eq 2 ]
 	[ "${lines[0]}" = "pn-fit: column 'ct_ms' named twice in --features" ]
+}
+
+@test "pn-fit rejects --features SET+COL of an unknown set with exit 2" {
+	run pn-fit --features nosuch+ct_ms "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "pn-fit: --features 'nosuch+ct_ms': no feature set 'nosuch'"* ]]
+}
+
+@test "pn-fit rejects --features SET+ without columns with exit 2" {
+	run pn-fit --features baseline+ "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "pn-fit: invalid --features 'baseline+'"* ]]
+}
+
+@test "pn-fit rejects --features SET+COL naming a column of the set with exit 2" {
+	run pn-fit --features baseline+batch "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	[[ "$output" == "pn-fit: column 'batch' named twice in --features"* ]]
 }
 
 @test "pn-fit rejects a seed that is not a whole number with exit 2" {

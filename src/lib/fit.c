@@ -360,7 +360,8 @@ static int prepare(pn_fit *r, const char *layer)
 				    "has only %zu row%s (at least 10 needed)",
 				    layer, g->n, g->n == 1 ? "" : "s");
 	if ((r->s.set ? pn_design_set(&g->d, t, g->rows, g->n, r->s.set, f)
-		    : pn_design_list(&g->d, t, r->s.features, f)) < 0)
+		    : pn_design_list(&g->d, t, r->s.features, f)) < 0 ||
+	    (r->s.extra && pn_design_list(&g->d, t, r->s.extra, f) < 0))
 		return -1;
 	for (int k = 0; k < g->d.n; k++)
 		if (strcmp(g->d.c[k].name, r->s.target) == 0)

@@ -77,6 +77,8 @@ typedef struct {
 	const char *features;           /* a set's name or a comma list, as
 					   given (recorded in "info") */
 	const pn_feature_set *set;      /* the set, or NULL for a list */
+	const char *extra;              /* SET+COL,...: the columns after
+					   the set's, or NULL */
 	const char *target;             /* the column to predict */
 	const char *base;               /* logratio's column, or NULL */
 	int log;                        /* fit ln(target) */
