@@ -170,6 +170,13 @@ int pn_tsv_col(const pn_tsv *t, const char *name)
 	return c;
 }
 
+/* Die: the row at line has k fields, not the header's count. */
+static _Noreturn void die_fields(const pn_tsv *t, long line, int k)
+{
+	pn_die_at(PN_EXIT_DATA, t->shown, line, "expected %d field%s, found %d",
+		  t->ncols, t->ncols == 1 ? "" : "s", k);
+}
+
 int pn_tsv_read(pn_tsv *t)
 {
 	char *s;
@@ -178,9 +185,7 @@ int pn_tsv_read(pn_tsv *t)
 		return 0;
 	int k = split(s, n, t->f, t->flen, t->ncols);
 	if (k != t->ncols)
-		pn_die_at(PN_EXIT_DATA, t->shown, t->line,
-			  "expected %d field%s, found %d", t->ncols,
-			  t->ncols == 1 ? "" : "s", k);
+		die_fields(t, t->line, k);
 	return 1;
 }
 
@@ -300,9 +305,7 @@ void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads)
 	}
 	for (int j = 0; j < threads; j++)
 		if (sh[j].bad_line)
-			pn_die_at(PN_EXIT_DATA, t->shown, sh[j].bad_line,
-				  "expected %d field%s, found %d", t->ncols,
-				  t->ncols == 1 ? "" : "s", sh[j].found);
+			die_fields(t, sh[j].bad_line, sh[j].found);
 	for (int j = 0; j < threads; j++)
 		free(sh[j].flen);
 	free(sh);
