@@ -46,8 +46,10 @@ render() { LC_ALL=C MANWIDTH=200 man -E UTF-8 -l "$PN_ROOT/man/$1.1" 2>/dev/null
 				continue
 			fi
 		fi
-		# command lines of the EXAMPLES section, roff escapes undone
+		# command lines of the EXAMPLES section, roff escapes undone,
+		# their files in /tmp written to this test's directory instead
 		while IFS= read -r cmd; do
+			cmd=${cmd//\/tmp\//$BATS_TEST_TMPDIR/}
 			[ -n "$cmd" ] || continue
 			n=$((n + 1))
 			bash -o pipefail -c "$cmd" >/dev/null 2>"$BATS_TEST_TMPDIR/err" ||
