@@ -232,7 +232,7 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 	/* SET+COL,...: a set and more columns */
 	const char *plus = strchr(features, '+'), *list = features;
 	if (plus) {
-		static char name[64];
+		char name[64];
 		size_t k = (size_t)(plus - features);
 		if (k >= sizeof name || !*(list = plus + 1))
 			pn_usage_error("invalid --features '%s'", features);
