@@ -33,6 +33,9 @@ static const char usage[] =
 "  -g, --grid NAME=V,...    sweep every combination of the values of all\n"
 "                           --grid options; other columns are drawn\n"
 "  -L, --log-uniform        draw sizes log-uniformly (every octave as likely)\n"
+"  -a, --align M[:SHARE]    in SHARE of the rows (default 1), draw every width\n"
+"                           (channels, features, hidden and embedding sizes)\n"
+"                           as a multiple of M, as real networks' layers are\n"
 "      --max-flops F        redraw a configuration whose pass needs more than\n"
 "                           F floating-point operations\n"
 "      --max-bytes B        redraw a configuration whose tensors and weights\n"
@@ -45,6 +48,7 @@ static const char usage[] =
 enum kind {
 	K_INT,       /* whole number, uniform */
 	K_SIZE,      /* whole number, uniform or log-uniform (--log-uniform) */
+	K_WIDTH,     /* a size that --align draws as a multiple of M */
 	K_REAL2,     /* real with two decimals, uniform */
 	K_LOGREAL,   /* real, log-uniform, three significant digits */
 	K_ENUM       /* one of a list of names */
@@ -80,8 +84,8 @@ static const struct column {
 				    name of the enumeration (layer.h) */
 } table[] = {
 	{ALL, "batch", K_SIZE, 1, 64, 0},
-	{"dense", "in_features", K_SIZE, 1, 4096, 0},
-	{"dense", "out_features", K_SIZE, 1, 4096, 0},
+	{"dense", "in_features", K_WIDTH, 1, 4096, 0},
+	{"dense", "out_features", K_WIDTH, 1, 4096, 0},
 	{"bmm", "m", K_SIZE, 1, 1024, 0},
 	{"bmm", "n", K_SIZE, 1, 1024, 0},
 	{"bmm", "k", K_SIZE, 1, 1024, 0},
@@ -91,26 +95,26 @@ static const struct column {
 	{"conv2d", "stride", K_INT, 1, 2, 0},
 	{"pool", "stride", K_INT, 1, 3, 0},            /* and <= kernel */
 	{"conv2d pool", "padding", K_INT, 0, 1, 0},
-	{CNN, "in_channels", K_SIZE, 1, 512, 0},       /* and <= 10000/image */
-	{"conv2d", "out_channels", K_SIZE, 1, 512, 0}, /* and <= 10000/image */
+	{CNN, "in_channels", K_WIDTH, 1, 512, 0},       /* and <= 10000/image */
+	{"conv2d", "out_channels", K_WIDTH, 1, 512, 0}, /* and <= 10000/image */
 	{"attention", "seq_len", K_SIZE, 64, 512, 0},
 	{"attention", "heads", K_INT, 1, 16, 0},
-	{"attention", "embed_dim", K_SIZE, 128, 1024, 0}, /* multiple of heads */
+	{"attention", "embed_dim", K_WIDTH, 128, 1024, 0}, /* multiple of heads */
 	{"embedding", "seq_len", K_SIZE, 64, 512, 0},
 	{"embedding", "vocab", K_SIZE, 10000, 500000, 0},
-	{"embedding", "embed_dim", K_SIZE, 64, 1024, 0},
+	{"embedding", "embed_dim", K_WIDTH, 64, 1024, 0},
 	{RNNS, "seq_len", K_SIZE, 1, 512, 0},
-	{RNNS, "input_size", K_SIZE, 1, 1024, 0},
-	{RNNS, "hidden", K_SIZE, 128, 1024, 0},
+	{RNNS, "input_size", K_WIDTH, 1, 1024, 0},
+	{RNNS, "hidden", K_WIDTH, 128, 1024, 0},
 	{RNNS, "layers", K_INT, 1, 4, 0},
 	{RNNS, "bidirectional", K_INT, 0, 1, 0},
 	{"elementwise pool", "op", K_ENUM, 0, 0, 0},
 	{"layernorm softmax elementwise", "seq_len", K_SIZE, 1, 512, 0},
-	{"layernorm softmax elementwise", "dim", K_SIZE, 64, 1024, 0},
+	{"layernorm softmax elementwise", "dim", K_WIDTH, 64, 1024, 0},
 	{"xent", "seq_len", K_SIZE, 1, 512, 0},
 	{"xent", "dim", K_SIZE, 2, 65536, 0},
 	{"posenc", "seq_len", K_SIZE, 1, 512, 0},
-	{"posenc", "embed_dim", K_SIZE, 32, 1024, 0},
+	{"posenc", "embed_dim", K_WIDTH, 32, 1024, 0},
 	{"dense conv2d", "bias", K_INT, 0, 1, 0},
 	{"dense conv2d " RNNS, "activation", K_ENUM, 0, 0, 0},
 	{"attention elementwise " RNNS, "dropout", K_REAL2, 0, 0.5, 0},
@@ -145,6 +149,9 @@ static int ncols;
 static int logu;
 static double train_ratio = 0.5, max_flops = INFINITY, max_bytes = INFINITY;
 static int input_grad_asked;   /* an option named input_grad */
+static long long align_m;      /* --align M: widths as multiples of M */
+static double align_share = 1; /* ... in this share of the rows */
+static int aligned;            /* the row being drawn is one of them */
 
 static int applies(const char *types, const char *t)
 {
@@ -241,7 +248,8 @@ static double value_of(const char *opt, col *c, const char *s)
 			pn_usage_error("%s: unknown %s '%s'", opt, c->t->name, s);
 		return i;
 	}
-	if (c->t->kind == K_INT || c->t->kind == K_SIZE) {
+	if (c->t->kind == K_INT || c->t->kind == K_SIZE ||
+	    c->t->kind == K_WIDTH) {
 		long long v, lo = (long long)minimum(c),
 			  hi = (long long)maximum(c);
 		rc = pn_parse_whole(s, n, lo, hi, &v);
@@ -321,6 +329,7 @@ static double draw_num(pn_rng *r, const col *c, double lo, double hi)
 {
 	switch (c->t->kind) {
 	case K_SIZE:
+	case K_WIDTH:
 		if (logu && lo >= 1)
 			return (double)pn_rng_logint(r, (long long)lo,
 						     (long long)hi);
@@ -341,9 +350,24 @@ static double draw_num(pn_rng *r, const col *c, double lo, double hi)
 	}
 }
 
-/* Draw every column not fixed by the grid. */
+/* A width in [lo, hi] as a multiple of m (m times a size drawn from
+ * [ceil(lo/m), floor(hi/m)], so that log-uniform draws stay log-uniform
+ * over the multiples); the plain draw where [lo, hi] holds no multiple. */
+static double draw_width(pn_rng *r, const col *c, double lo, double hi,
+			 double m)
+{
+	double qlo = ceil(lo / m), qhi = floor(hi / m);
+	if (qlo > qhi)
+		return draw_num(r, c, lo, hi);
+	return draw_num(r, c, qlo, qhi) * m;
+}
+
+/* Draw every column not fixed by the grid; with --align, first whether
+ * this row's widths are multiples of M (a draw only then, so that rows
+ * without --align are those of earlier versions). */
 static void draw(pn_rng *r)
 {
+	aligned = align_m > 0 && pn_rng_unif(r) < align_share;
 	for (int i = 0; i < ncols; i++) {
 		col *c = &cols[i];
 		const char *name = c->t->name;
@@ -372,11 +396,19 @@ static void draw(pn_rng *r)
 		}
 		if (strcmp(name, "stride") == 0 && type == PN_POOL)
 			hi = fmax(lo, fmin(hi, find("kernel")->v));
-		c->v = draw_num(r, c, lo, hi);
-		if (strcmp(name, "embed_dim") == 0 && type == PN_ATTENTION) {
-			double h = find("heads")->v;
-			c->v = fmax(floor(c->v / h), ceil(c->lo / h)) * h;
+		int attn = strcmp(name, "embed_dim") == 0 &&
+			   type == PN_ATTENTION;
+		double h = attn ? find("heads")->v : 1;
+		if (aligned && c->t->kind == K_WIDTH) {
+			/* attention: each head's width a multiple of M */
+			c->v = draw_width(r, c, lo, hi, (double)align_m * h);
+			if (fmod(c->v, h) == 0)
+				continue;
+		} else {
+			c->v = draw_num(r, c, lo, hi);
 		}
+		if (attn)
+			c->v = fmax(floor(c->v / h), ceil(c->lo / h)) * h;
 	}
 }
 
@@ -477,7 +509,7 @@ static void row(FILE *f)
 static void show_ranges(FILE *f)
 {
 	fputs("column\tkind\tlo\thi\tvalues\n", f);
-	static const char *const kinds[] = {"int", "size", "real", "logreal",
+	static const char *const kinds[] = {"int", "size", "width", "real", "logreal",
 		"enum"};
 	for (int i = 0; i < ncols; i++) {
 		const col *c = &cols[i];
@@ -494,6 +526,21 @@ static void show_ranges(FILE *f)
 		}
 		putc('\n', f);
 	}
+}
+
+/* --align M[:SHARE] */
+static void parse_align(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	char m[32];
+	if (n >= sizeof m)
+		pn_usage_error("--align: expected M[:SHARE], not '%s'", arg);
+	snprintf(m, sizeof m, "%.*s", (int)n, arg);
+	align_m = pn_opt_whole("--align", m, 1, 1 << 20);
+	if (colon)
+		align_share = pn_opt_real("--align", colon + 1,
+					  (pn_span){0, 1, 0, 0});
 }
 
 /* The layer type of --layer and its columns, with their default ranges
@@ -578,6 +625,7 @@ static long long generate(FILE *f, pn_rng *r, long long n, col **grid,
 int main(int argc, char **argv)
 {
 	enum { O_MAXF = 256, O_MAXB, O_RANGES, O_VERSION };
+	const char *align = NULL;
 	static const struct option lopts[] = {
 		{"layer", required_argument, 0, 'l'},
 		{"count", required_argument, 0, 'n'},
@@ -588,6 +636,7 @@ int main(int argc, char **argv)
 		{"train-ratio", required_argument, 0, 't'},
 		{"grid", required_argument, 0, 'g'},
 		{"log-uniform", no_argument, 0, 'L'},
+		{"align", required_argument, 0, 'a'},
 		{"max-flops", required_argument, 0, O_MAXF},
 		{"max-bytes", required_argument, 0, O_MAXB},
 		{"ranges", no_argument, 0, O_RANGES},
@@ -605,7 +654,7 @@ int main(int argc, char **argv)
 	pn_init("pn-sample");
 	pn_stdout_init();
 	argv[0] = (char *)pn_prog;  /* getopt's messages start "pn-x: " */
-	while ((c = getopt_long(argc, argv, "l:n:s:r:c:p:t:g:Lo:h", lopts,
+	while ((c = getopt_long(argc, argv, "l:n:s:r:c:p:t:g:La:o:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'l': layer = optarg; break;
@@ -622,6 +671,7 @@ int main(int argc, char **argv)
 						  (pn_span){0, 1, 0, 0});
 			break;
 		case 'L': logu = 1; break;
+		case 'a': align = optarg; break;
 		case O_MAXF:
 			max_flops = pn_opt_real("--max-flops", optarg,
 						PN_POSITIVE);
@@ -640,6 +690,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		pn_usage_error("extra operand '%s'", argv[optind]);
+	if (align)
+		parse_align(align);
 	if (!layer)
 		pn_usage_error("missing --layer");
 	choose_type(layer);

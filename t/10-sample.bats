@@ -148,7 +148,7 @@ EOF
 column	kind	lo	hi	values
 batch	size	2	8	NA
 seq_len	size	1	512	NA
-embed_dim	size	32	1024	NA
+embed_dim	width	32	1024	NA
 precision	enum	NA	NA	fp16
 optimizer	enum	NA	NA	sgd,adam,adagrad,adadelta,rmsprop
 learning_rate	logreal	1e-05	0.1	NA
@@ -277,7 +277,7 @@ image	size	1	512	NA
 kernel	int	2	3	NA
 stride	int	1	3	NA
 padding	int	0	1	NA
-in_channels	size	1	512	NA
+in_channels	width	1	512	NA
 EOF2
 	[ "${lines[7]}" = "$(printf 'op\tenum\tNA\tNA\tmax,avg')" ]
 }
@@ -286,4 +286,55 @@ EOF2
 	run bash -c "pn-sample --layer batchnorm -n 1 -r batch=1:1 -r image=1:1 --train-ratio 1 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
 	[ "$output" = "pn-sample: no possible batchnorm configuration in 10000 draws (last: batchnorm trains on one value a channel)" ]
+}
+
+# the widths of a row (channels, features, hidden and embedding sizes; an
+# attention's per head) that are not multiples of $2, counted
+odd_widths() {
+	awk -F'\t' -v m="$2" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+		function odd(c, d) { return (c in h) && ($h[c] / d) % m != 0 }
+		{ heads = ("heads" in h) ? $h["heads"] : 1
+		  n += odd("in_features", 1) + odd("out_features", 1) + odd("in_channels", 1)
+		  n += odd("out_channels", 1) + odd("hidden", 1) + odd("input_size", 1)
+		  n += odd("dim", 1) + odd("embed_dim", heads) }
+		END { print n + 0 }' "$1"
+}
+
+@test "pn-sample --align M draws every width as a multiple of M" {
+	for t in dense conv2d attention embedding lstm layernorm posenc pool; do
+		pn-sample --layer "$t" -n 200 --seed 4 --log-uniform --align 8 >"$BATS_TEST_TMPDIR/$t"
+		[ "$(odd_widths "$BATS_TEST_TMPDIR/$t" 8)" -eq 0 ]
+		pn-sample --layer "$t" -n 200 --seed 4 --log-uniform >"$BATS_TEST_TMPDIR/$t.plain"
+		[ "$(odd_widths "$BATS_TEST_TMPDIR/$t.plain" 8)" -gt 0 ]
+	done
+}
+
+@test "pn-sample --align M:SHARE aligns about SHARE of the rows and leaves sizes that are not widths alone" {
+	pn-sample --layer dense -n 1000 --seed 5 --log-uniform --align 16:0.25 >"$BATS_TEST_TMPDIR/d"
+	n=$(awk -F'\t' 'NR > 1 && $3 % 16 == 0 && $4 % 16 == 0' "$BATS_TEST_TMPDIR/d" | wc -l)
+	[ "$n" -ge 200 ] && [ "$n" -le 320 ]
+	# batch is no width
+	[ "$(awk -F'\t' 'NR > 1 && $2 % 16 != 0' "$BATS_TEST_TMPDIR/d" | wc -l)" -gt 500 ]
+}
+
+@test "pn-sample --align keeps a width inside its range and the conv2d channel cap" {
+	pn-sample --layer conv2d -n 300 --seed 6 --align 32 -r in_channels=40:100 -r image=100:150 >"$BATS_TEST_TMPDIR/c"
+	awk -F'\t' 'NR > 1 && !($3 == 64 || $3 == 96) { exit 1 }' "$BATS_TEST_TMPDIR/c"
+	awk -F'\t' 'NR > 1 && ($4 % 32 != 0 || $4 > 10000 / $6) { exit 1 }' "$BATS_TEST_TMPDIR/c"
+}
+
+@test "pn-sample --align M:0 aligns no row" {
+	pn-sample --layer rnn -n 100 --seed 7 --align 8:0 | cut -f4,5 >"$BATS_TEST_TMPDIR/a"
+	[ "$(awk -F'\t' 'NR > 1 && $1 % 8 != 0' "$BATS_TEST_TMPDIR/a" | wc -l)" -gt 50 ]
+}
+
+@test "pn-sample says why an --align is refused" {
+	run pn-sample --layer dense -n 1 --align 0
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --align: '0' is too small (at least 1)" ]
+	run pn-sample --layer dense -n 1 --align 8:1.5
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --align: '1.5' is too large (at most 1)" ]
+	run pn-sample --layer dense -n 1 --align 8:
+	[ "$status" -eq 2 ]
 }

@@ -41,6 +41,38 @@ collect() {
 	[ "$(column "$BATS_TEST_TMPDIR/o/cpu-spec.tsv" name)" = box-1t ]
 }
 
+@test "pipelines/collect-cpu aligns the widths by ALIGN and says so in its README" {
+	collect "$BATS_TEST_TMPDIR/o" ALIGN=8 N=6
+	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
+	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" in_features | awk '$1 % 8' | wc -l)" -eq 0 ]
+	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" out_features | awk '$1 % 8' | wc -l)" -eq 0 ]
+	grep -q 'widths aligned by `pn-sample --align 8`' "$BATS_TEST_TMPDIR/o/README.md"
+}
+
+@test "pipelines/collect-cpu APPEND=1 adds the rows after the ones there and this run to the README" {
+	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
+	cp "$BATS_TEST_TMPDIR/o/README.md" "$BATS_TEST_TMPDIR/readme0"
+	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d0.tsv"
+	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t APPEND=1 SEED=2
+	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/d.tsv")" -eq 7 ]
+	diff "$BATS_TEST_TMPDIR/d0.tsv" <(head -4 "$BATS_TEST_TMPDIR/d.tsv")
+	diff "$BATS_TEST_TMPDIR/readme0" <(head -n "$(wc -l <"$BATS_TEST_TMPDIR/readme0")" "$BATS_TEST_TMPDIR/o/README.md")
+	grep -q '^## Rows added on .* (APPEND=1)$' "$BATS_TEST_TMPDIR/o/README.md"
+	grep -q '^- 3 configurations per type, seed 2' "$BATS_TEST_TMPDIR/o/README.md"
+}
+
+@test "pipelines/collect-cpu APPEND=1 refuses a data set of another device before it times anything" {
+	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
+	run collect "$BATS_TEST_TMPDIR/o" DEVICE=other-1t APPEND=1
+	[ "$status" -eq 2 ]
+	grep -q 'names another device than this machine.s other-1t' "$BATS_TEST_TMPDIR/err"
+	[ "$(zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" | wc -l)" -eq 4 ]
+	run collect "$BATS_TEST_TMPDIR/none" APPEND=1
+	[ "$status" -eq 2 ]
+	grep -q 'holds no data set' "$BATS_TEST_TMPDIR/err"
+}
+
 # a network of one embedding and one dense row, batch 1 in the file
 ranges_net() {
 	printf 'name\tlayer\tphase\tbatch\tseq_len\tvocab\tembed_dim\tin_features\tout_features\tbias\n' >"$1"

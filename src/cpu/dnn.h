@@ -207,6 +207,15 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
 	     const dnnl_memory_desc_t *mc);
 void dn_softmax(pn_run *r);
+/* The backward of a softmax (log: a log-softmax) over the last axis of
+ * rows of m contiguous elements, from its output y and gradient dy into
+ * dx, added to phase ph: oneDNN's backward pd bpd where oneDNN has a jit
+ * kernel for it; where it has only its reference (ref:any: oneDNN 2.6 on
+ * a CPU without AVX-512), pn's vectorized loop (note c:softmax_bwd), as
+ * PyTorch runs its own vectorized kernel and never oneDNN's reference. */
+void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
+		    dnnl_memory_t y, dnnl_memory_t dy, dnnl_memory_t dx,
+		    size_t rows, size_t m);
 void dn_xent(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);

@@ -286,8 +286,8 @@ void dn_attention(pn_run *r)
 	DN(dnnl_softmax_v2_backward_desc_init(&sbd, dnnl_softmax_accurate, &msc,
 					      &msc, &msc, 3), "softmax backward");
 	dnnl_primitive_desc_t sbpd = dn_pdesc(r, &sbd, 0, 1, spd, "softmax backward");
-	dn_prim(r, BWD, sbpd, DNNL_ARG_DST, pr, DNNL_ARG_DIFF_DST, dp,
-	     DNNL_ARG_DIFF_SRC, dsc, -1);
+	dn_softmax_bwd(r, BWD, sbpd, 0, pr, dp, dsc, dn_nelems(dsc) / (size_t)S,
+		       (size_t)S);
 	matmul(r, BWD, dsc, dn_view(r, &mh3, K), NULL, dn_view(r, &mh3, dQ), 0, scale);
 	matmul(r, BWD, dn_view(r, &msct, dn_ptr(dsc)), dn_view(r, &mh3, Q), NULL,
 	       dn_view(r, &mh3, dK), 0, scale);

@@ -162,6 +162,126 @@ static dnnl_primitive_desc_t softmax_fwd(pn_run *r, dnnl_alg_kind_t alg,
 	return dn_pdesc(r, &bd, 0, 1, fpd, "softmax backward");
 }
 
+/* exp(x), vectorizable (no library call, no branch): x = n ln2 + t with
+ * |t| <= ln2/2 (ln2 in two parts, Cody and Waite), e^t by Cephes expf's
+ * polynomial, 2^n into the exponent bits; within 2 ulp of expf on
+ * [-87, 88], clamped outside.  A log-softmax's outputs are <= 0. */
+static inline __attribute__((always_inline)) float vexp(float x)
+{
+	x = x < -87.0f ? -87.0f : x;   /* selects (-fno-trapping-math) */
+	x = x > 88.0f ? 88.0f : x;
+	/* n = round(x / ln2): adding 1.5 * 2^23 rounds to a whole number */
+	float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+	float t = x - n * 0.693359375f + n * 2.12194440e-4f;
+	float p = 1.9875691500e-4f;
+	p = p * t + 1.3981999507e-3f;
+	p = p * t + 8.3334519073e-3f;
+	p = p * t + 4.1665795894e-2f;
+	p = p * t + 1.6666665459e-1f;
+	p = p * t + 5.0000001201e-1f;
+	p = p * t * t + t + 1;
+	int32_t e = ((int32_t)n + 127) << 23;
+	float s;
+	memcpy(&s, &e, sizeof s);
+	return p * s;
+}
+
+#define SMB_ARGS const float *restrict y, const float *restrict dy, \
+	float *restrict dx, size_t rows, size_t m, int log
+
+/* Per row: s = sum dy (log) or sum dy y, in 8 partial sums as a vector
+ * kernel keeps them; dx = dy - e^y s (log) or y (dy - s). */
+static inline __attribute__((always_inline)) float
+smb_sum(const float *restrict g, const float *restrict a, size_t m)
+{
+	size_t mb = m - m % 8;
+	float acc[8] = {0}, s = 0;
+	for (size_t j = 0; j < mb; j += 8)
+		for (int k = 0; k < 8; k++)
+			acc[k] += a ? g[j + k] * a[j + k] : g[j + k];
+	for (size_t j = mb; j < m; j++)
+		s += a ? g[j] * a[j] : g[j];
+	for (int k = 0; k < 8; k++)
+		s += acc[k];
+	return s;
+}
+
+static inline __attribute__((always_inline)) void smb_rows(SMB_ARGS)
+{
+	for (size_t i = 0; i < rows; i++) {
+		const float *a = y + i * m, *g = dy + i * m;
+		float *d = dx + i * m;
+		if (log) {
+			float s = smb_sum(g, NULL, m);
+			for (size_t j = 0; j < m; j++)
+				d[j] = g[j] - vexp(a[j]) * s;
+		} else {
+			float s = smb_sum(g, a, m);
+			for (size_t j = 0; j < m; j++)
+				d[j] = a[j] * (g[j] - s);
+		}
+	}
+}
+
+static void smb_base(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* AVX2 and AVX-512 versions, chosen at the first call as src/lib/optim.c
+ * chooses Adam's (no ifunc resolver: it crashes a sanitized build) */
+__attribute__((target("arch=x86-64-v4"))) static void smb_v4(SMB_ARGS)
+{
+	smb_rows(y, dy, dx, rows, m, log);
+}
+
+__attribute__((target("arch=x86-64-v3"))) static void smb_v3(SMB_ARGS)
+{
+	smb_rows(y, dy, dx, rows, m, log);
+}
+
+static void smb(SMB_ARGS)
+{
+	static void (*impl)(SMB_ARGS);
+	if (!impl) {
+		__builtin_cpu_init();
+		impl = __builtin_cpu_supports("x86-64-v4") ? smb_v4 :
+		       __builtin_cpu_supports("x86-64-v3") ? smb_v3 : smb_base;
+	}
+	impl(y, dy, dx, rows, m, log);
+}
+#else
+static void smb(SMB_ARGS) { smb_base(y, dy, dx, rows, m, log); }
+#endif
+
+static void c_softmax_bwd(const op *o)  /* a = y, b = dy, c = dx; n rows of m */
+{
+	smb(o->a, o->b, o->c, o->n, o->m, o->k);
+}
+
+void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
+		    dnnl_memory_t y, dnnl_memory_t dy, dnnl_memory_t dx,
+		    size_t rows, size_t m)
+{
+	if (r->st)
+		return;
+	const char *impl = NULL;
+	dnnl_primitive_desc_query(bpd, dnnl_query_impl_info_str, 0, &impl);
+	if (dn_dt != dnnl_f32 || !impl || strncmp(impl, "ref", 3) != 0) {
+		dn_prim(r, ph, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
+			DNNL_ARG_DIFF_SRC, dx, -1);
+		return;
+	}
+	op *o = dn_cop(r, ph, c_softmax_bwd);
+	if (!o)
+		return;
+	o->a = dn_ptr(y);
+	o->b = dn_ptr(dy);
+	o->c = dn_ptr(dx);
+	o->n = rows;
+	o->m = m;
+	o->k = log;
+	dn_note(r, "c:softmax_bwd");
+}
+
 void dn_softmax(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
@@ -173,8 +293,7 @@ void dn_softmax(pn_run *r)
 	if (!bpd)
 		return;
 	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
-	dn_prim(r, BWD, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
-	     DNNL_ARG_DIFF_SRC, dx, -1);
+	dn_softmax_bwd(r, BWD, bpd, 0, y, dy, dx, (size_t)N, (size_t)D);
 	dn_canon(r, CDY, dy, NULL);
 	dn_canon(r, CDX, dx, NULL);
 }
@@ -240,8 +359,7 @@ void dn_xent(pn_run *r)
 	o->n = (size_t)N;
 	o->m = (size_t)D;
 	o->half = dn_dt == dnnl_bf16;
-	dn_prim(r, BWD, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, g,
-		DNNL_ARG_DIFF_SRC, dx, -1);
+	dn_softmax_bwd(r, BWD, bpd, 1, y, g, dx, (size_t)N, (size_t)D);
 	dn_canon(r, CDX, dx, NULL);
 }
 
