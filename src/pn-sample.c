@@ -399,15 +399,11 @@ static void draw(pn_rng *r)
 		int attn = strcmp(name, "embed_dim") == 0 &&
 			   type == PN_ATTENTION;
 		double h = attn ? find("heads")->v : 1;
-		if (aligned && c->t->kind == K_WIDTH) {
-			/* attention: each head's width a multiple of M */
-			c->v = draw_width(r, c, lo, hi, (double)align_m * h);
-			if (fmod(c->v, h) == 0)
-				continue;
-		} else {
-			c->v = draw_num(r, c, lo, hi);
-		}
-		if (attn)
+		/* attention: each head's width a multiple of M */
+		c->v = aligned && c->t->kind == K_WIDTH ?
+		       draw_width(r, c, lo, hi, (double)align_m * h) :
+		       draw_num(r, c, lo, hi);
+		if (attn)   /* a multiple of the heads (kept if it is one) */
 			c->v = fmax(floor(c->v / h), ceil(c->lo / h)) * h;
 	}
 }

@@ -7,6 +7,7 @@
 #include "bf16.h"
 #include "dnn.h"
 #include "err.h"
+#include "isa.h"
 
 static void c_gather(const op *o)           /* b[i] = a[idx[i]] rows of m */
 {
@@ -226,36 +227,21 @@ static inline __attribute__((always_inline)) void smb_rows(SMB_ARGS)
 
 static void smb_base(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* AVX2 and AVX-512 versions, chosen at the first call as src/lib/optim.c
- * chooses Adam's (no ifunc resolver: it crashes a sanitized build) */
-__attribute__((target("arch=x86-64-v4"))) static void smb_v4(SMB_ARGS)
-{
-	smb_rows(y, dy, dx, rows, m, log);
-}
-
-__attribute__((target("arch=x86-64-v3"))) static void smb_v3(SMB_ARGS)
-{
-	smb_rows(y, dy, dx, rows, m, log);
-}
-
-static void smb(SMB_ARGS)
-{
-	static void (*impl)(SMB_ARGS);
-	if (!impl) {
-		__builtin_cpu_init();
-		impl = __builtin_cpu_supports("x86-64-v4") ? smb_v4 :
-		       __builtin_cpu_supports("x86-64-v3") ? smb_v3 : smb_base;
-	}
-	impl(y, dy, dx, rows, m, log);
-}
-#else
-static void smb(SMB_ARGS) { smb_base(y, dy, dx, rows, m, log); }
+#if PN_ISA_LEVELS
+PN_ISA_V4 static void smb_v4(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
+PN_ISA_V3 static void smb_v3(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
 #endif
 
-static void c_softmax_bwd(const op *o)  /* a = y, b = dy, c = dx; n rows of m */
+/* a = y, b = dy, c = dx; n rows of m; k: log-softmax */
+static void c_softmax_bwd(const op *o)
 {
-	smb(o->a, o->b, o->c, o->n, o->m, o->k);
+	switch (pn_isa_level()) {
+#if PN_ISA_LEVELS
+	case 4: smb_v4(o->a, o->b, o->c, o->n, o->m, o->k); return;
+	case 3: smb_v3(o->a, o->b, o->c, o->n, o->m, o->k); return;
+#endif
+	default: smb_base(o->a, o->b, o->c, o->n, o->m, o->k);
+	}
 }
 
 void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,

@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "isa.h"
 #include "layer.h"
 #include "optim.h"
 
@@ -7,7 +8,7 @@
  * with -O3 -fno-math-errno (see the Makefile) in one version per
  * instruction set, picked at load time as frameworks pick their CPU
  * kernels. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if PN_ISA_LEVELS
 #define VEC __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VEC
@@ -64,39 +65,29 @@ static void adam_base(ADAM_ARGS)
 	adam_unfused(w, g, m, v, 0, n, step, c2, b1, b2, eps);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* the fused form where the CPU has fma (x86-64-v3: AVX2; v4: AVX-512),
- * picked at the first call */
-__attribute__((target("arch=x86-64-v4"))) static void adam_v4(ADAM_ARGS)
+#if PN_ISA_LEVELS
+/* the fused form where the CPU has fma (x86-64-v3: AVX2; v4: AVX-512) */
+PN_ISA_V4 static void adam_v4(ADAM_ARGS)
 {
 	adam_fused(w, g, m, v, n, step, c2, b1, b2, eps);
 }
 
-__attribute__((target("arch=x86-64-v3"))) static void adam_v3(ADAM_ARGS)
+PN_ISA_V3 static void adam_v3(ADAM_ARGS)
 {
 	adam_fused(w, g, m, v, n, step, c2, b1, b2, eps);
-}
-
-/* Chosen at the first call, not by an ifunc resolver: a resolver runs
- * while the program is relocated, before the sanitizers' runtime is up, and
- * crashes in a SANITIZE=1 build.  Every thread picks the same function. */
-void pn_adam(ADAM_ARGS)
-{
-	static void (*impl)(ADAM_ARGS);
-	if (!impl) {
-		__builtin_cpu_init();
-		impl = __builtin_cpu_supports("x86-64-v4") ? adam_v4 :
-		       __builtin_cpu_supports("x86-64-v3") ? adam_v3 :
-		       adam_base;
-	}
-	impl(w, g, m, v, n, step, c2, b1, b2, eps);
-}
-#else
-void pn_adam(ADAM_ARGS)
-{
-	adam_base(w, g, m, v, n, step, c2, b1, b2, eps);
 }
 #endif
+
+void pn_adam(ADAM_ARGS)
+{
+	switch (pn_isa_level()) {
+#if PN_ISA_LEVELS
+	case 4: adam_v4(w, g, m, v, n, step, c2, b1, b2, eps); return;
+	case 3: adam_v3(w, g, m, v, n, step, c2, b1, b2, eps); return;
+#endif
+	default: adam_base(w, g, m, v, n, step, c2, b1, b2, eps);
+	}
+}
 
 VEC void pn_opt_update(int opt, float lr, long t, size_t n, float *w,
 		       const float *g, float *s1, float *s2)
