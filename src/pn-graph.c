@@ -1,6 +1,7 @@
 /* pn-graph - convert a NeuSight op graph into a pn network */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -17,8 +18,10 @@
 static const char usage[] =
 "Usage: pn-graph [OPTION]... [FILE]\n"
 "Convert a NeuSight op graph (CSV, plain or gzip; default: standard input)\n"
-"into a pn network: one row per FwOps, BwOps and AccOps entry, the\n"
-"transformer block repeated num_layer times.\n"
+"into a pn network as PyTorch runs it: one row per FwOps, BwOps and\n"
+"AccOps entry but the backward of add and contiguous (no kernel), memory\n"
+"passes for misc nodes of elementwise functions (max, masked_fill, ...),\n"
+"the transformer block repeated num_layer times.\n"
 "\n"
 "  -l, --layers N        repeat the graph's block N times (num_layer)\n"
 "  -c, --config FILE     take num_layer from a model config.json (n_layer,\n"
@@ -27,6 +30,9 @@ static const char usage[] =
 "                        the graph's\n"
 "  -B, --block FIRST,LAST  the block is the nodes FIRST..LAST (default: the\n"
 "                        known block of BERT, GPT-2/GPT-3 or OPT graphs)\n"
+"  -N, --neusight        NeuSight's op lists as they are: no passes for misc\n"
+"                        nodes, the memory passes NeuSight lists for the\n"
+"                        backward of add and contiguous kept\n"
 "  -o, --output FILE     write to FILE instead of standard output\n"
 "  -h, --help            display this help and exit\n"
 "      --version         output version information and exit\n"
@@ -274,7 +280,7 @@ typedef struct {
 static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 		     const char *name, const char *phase,
 		     const char *repeat, const char *traced,
-		     const node_io *io, int fused)
+		     const node_io *io, int fused, int nomem)
 {
 	if (b->v[ops].kind != LIT_SEQ)
 		die(at, "expected a list of ops");
@@ -334,7 +340,7 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 			}
 			if (fused)   /* the node's tensors, once each */
 				n = io->in_elems + io->out_elems;
-			if (n == 0)
+			if (n == 0 || nomem)
 				continue;    /* moves nothing: NeuSight's 0 */
 			set_num(&r, O_ELEMENTS, n);
 		} else {       /* VEC: layernorm, softmax, elementwise */
@@ -356,14 +362,172 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 	return rows;
 }
 
-/* ---- main -------------------------------------------------------------- */
-
+/* A node of the graph, as read. */
 typedef struct {
 	char *name, *fw, *bw, *acc, *in, *out;
 	long line;
+	char *prev;             /* Prev ("" without the column) */
 	int fused;
 	int embedding;          /* OpName EMBEDDING */
+	int misc;               /* OpName misc */
+	int passgrad;           /* OpName VECadd, VECaddu, contiguous */
 } node;
+
+/* ---- autograd as PyTorch runs it --------------------------------------- */
+
+/* NeuSight lists the backward of an add (VECadd, VECaddu) and of
+ * contiguous as memory passes over the gradient, one per input; PyTorch's
+ * autograd passes the gradient through them unchanged and launches no
+ * kernel (derivatives.yaml: add's self: grad, other: grad times alpha,
+ * which is grad for alpha 1; contiguous is a clone, whose gradient is
+ * grad).  NeuSight's own per-node labels agree: such a backward takes
+ * 0.009-0.012 ms on the V100, the A100 80GB and the L4 whatever its size,
+ * where the passes would take up to 0.5 ms, and so does the backward of
+ * an add with a broadcast input (a position embedding), whose gradient
+ * PyTorch sums back to its shape.  So their MEM entries give no row,
+ * unless --neusight asks for NeuSight's op lists as they are. */
+static int pass_through(const char *opname)
+{
+	return !strcmp(opname, "VECadd") || !strcmp(opname, "VECaddu") ||
+	       !strcmp(opname, "contiguous");
+}
+
+/* ---- elementwise functions that NeuSight's graphs leave without ops ---- */
+
+/* NeuSight's tracer gives op lists to the modules and functions it knows;
+ * every other node is misc, with none.  Most misc nodes launch no kernel
+ * (views, sizes, parameters), but a node named after an elementwise
+ * function of torch reads and writes whole tensors: OPT clamps its
+ * attention scores with torch.max(scores, finfo.min), one pass over batch
+ * x heads x seq^2 elements in every block, and builds its mask with lt,
+ * masked_fill and sub.  Such a node with an output of more than one
+ * element becomes memory passes (layer mem, kind misc): a map reads every
+ * input and writes its output, a fill writes its output.  max and min of
+ * two tensors (torch.maximum, torch.minimum) also get their backward in a
+ * training graph, as PyTorch's autograd computes it (derivatives.yaml:
+ * self: where(self == other, grad / 2, grad).masked_fill_(self < other,
+ * 0); 5 kernels, checked with PyTorch 1.13's profiler). Casts (to, float,
+ * type_as, bool) and reshape are left out: whether they copy depends on a
+ * dtype or a stride the graph does not give. */
+enum { FN_MAP, FN_FILL, FN_MAXMIN };
+static const struct {
+	const char *name;
+	int how;
+} misc_fns[] = {
+	{"max", FN_MAXMIN}, {"min", FN_MAXMIN}, {"maximum", FN_MAXMIN},
+	{"minimum", FN_MAXMIN},
+	{"where", FN_MAP}, {"masked_fill", FN_MAP}, {"masked_fill_", FN_MAP},
+	{"lt", FN_MAP}, {"le", FN_MAP}, {"gt", FN_MAP}, {"ge", FN_MAP},
+	{"eq", FN_MAP}, {"ne", FN_MAP}, {"add", FN_MAP}, {"sub", FN_MAP},
+	{"rsub", FN_MAP}, {"mul", FN_MAP}, {"div", FN_MAP},
+	{"truediv", FN_MAP}, {"neg", FN_MAP}, {"abs", FN_MAP},
+	{"clamp", FN_MAP}, {"clamp_min", FN_MAP}, {"clamp_max", FN_MAP},
+	{"full", FN_FILL}, {"ones", FN_FILL}, {"zeros", FN_FILL},
+	{"arange", FN_FILL}, {"full_like", FN_FILL}, {"ones_like", FN_FILL},
+	{"zeros_like", FN_FILL},
+};
+#define NMISC_FNS ((int)(sizeof misc_fns / sizeof misc_fns[0]))
+
+/* The rule of a misc node's name (torch.fx's: the function, then _N for
+ * the N+1st call), or -1. */
+static int misc_fn(const char *name)
+{
+	size_t n = strlen(name), k = n;
+	while (k > 0 && isdigit((unsigned char)name[k - 1]))
+		k--;
+	if (k < n && k > 1 && name[k - 1] == '_')
+		n = k - 1;
+	for (int i = 0; i < NMISC_FNS; i++)
+		if (strlen(misc_fns[i].name) == n &&
+		    strncmp(misc_fns[i].name, name, n) == 0)
+			return i;
+	return -1;
+}
+
+/* One mem row of a misc node: elements rounded up to whole ones. */
+static void misc_row(FILE *f, const char *name, const char *phase,
+		     const char *repeat, const char *traced, double elements)
+{
+	orow r;
+	memset(&r, 0, sizeof r);
+	r.field[O_NAME] = name;
+	r.field[O_KIND] = "misc";
+	r.field[O_PHASE] = phase;
+	r.field[O_REPEAT] = repeat;
+	r.field[O_LAYER] = r.field[O_OP] = pn_layer_name(PN_MEM);
+	r.field[O_PREC] = "fp32";
+	r.field[O_TRACED] = traced;
+	set_num(&r, O_ELEMENTS, ceil(elements));
+	put_row(f, &r);
+}
+
+/* The rows of misc node d (fn its rule), whose inputs are the shapes at
+ * index ins of b; grad: the graph computes its inputs' gradients.  Bytes
+ * are counted as 4 an fp32 element and 1 a bool, written as elements of 4
+ * bytes. */
+static long misc_rows(FILE *f, const litbuf *b, int ins, const node *d,
+		      int fn, const char *repeat, const char *traced,
+		      const node_io *io, int grad)
+{
+	double n = io->out_elems;
+	if (n <= 1)
+		return 0;    /* a number, not a tensor */
+	if (misc_fns[fn].how == FN_FILL) {
+		misc_row(f, d->name, "fwd", repeat, traced, n);
+		return 1;
+	}
+	misc_row(f, d->name, "fwd", repeat, traced, io->in_elems + n);
+	if (misc_fns[fn].how != FN_MAXMIN || !grad)
+		return 1;
+	/* a reduction (torch.max(x, dim): an input larger than the output)
+	 * has another gradient: not counted */
+	for (int k = b->v[ins].first; k >= 0; k = b->v[k].next)
+		if (shape_elems(b, k) > n)
+			return 1;
+	long rows = 1;
+	/* each input of more than one element: grad / 2, self == other,
+	 * where(.., grad / 2, grad), self < other, masked_fill_(.., 0); an
+	 * input broadcast to the output also sums its gradient back */
+	double s = io->in_elems;
+	for (int k = b->v[ins].first; k >= 0; k = b->v[k].next) {
+		double e = shape_elems(b, k);
+		if (e <= 1)
+			continue;
+		const double pass[5] = {
+			2 * n, (4 * s + n) / 4, 13 * n / 4, (4 * s + n) / 4,
+			9 * n / 4,
+		};
+		for (int p = 0; p < 5; p++)
+			misc_row(f, d->name, "bwd", repeat, traced, pass[p]);
+		rows += 5;
+		if (e < n) {
+			misc_row(f, d->name, "bwd", repeat, traced, n + e);
+			rows++;
+		}
+	}
+	return rows;
+}
+
+/* Does a node that d takes its inputs from compute a gradient (has
+ * backward ops)?  prev is NeuSight's Prev, a Python set of names. */
+static int feeds_grad(const node *nodes, long nn, const node *d)
+{
+	for (const char *p = d->prev; (p = strchr(p, '\'')); p++) {
+		const char *e = strchr(++p, '\'');
+		if (!e)
+			break;
+		size_t len = (size_t)(e - p);
+		for (long i = 0; i < nn; i++)
+			if (strlen(nodes[i].name) == len &&
+			    strncmp(nodes[i].name, p, len) == 0 &&
+			    strcmp(nodes[i].bw, "[]") != 0)
+				return 1;
+		p = e;
+	}
+	return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
 
 /* The block to repeat, nodes *first..*last: the one --block names, or the
  * first known one the graph holds (none: *first stays -1).  Returns the
@@ -630,18 +794,20 @@ int main(int argc, char **argv)
 		{"layers", required_argument, 0, 'l'},
 		{"config", required_argument, 0, 'c'},
 		{"block", required_argument, 0, 'B'},
+		{"neusight", no_argument, 0, 'N'},
 		{"output", required_argument, 0, 'o'},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	const char *out = NULL, *config = NULL, *block = NULL;
+	int neusight = 0;
 	long layers = 0;
 	int c;
 	pn_init("pn-graph");
 	pn_stdout_init();
 	argv[0] = (char *)pn_prog;
-	while ((c = getopt_long(argc, argv, "l:c:B:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:c:B:No:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			layers = (long)pn_opt_whole("--layers", optarg, 1,
@@ -649,6 +815,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c': config = optarg; break;
 		case 'B': block = optarg; break;
+		case 'N': neusight = 1; break;
 		case 'o': out = optarg; break;
 		case 'h': fputs(usage, stdout); pn_output_close(stdout);
 			  return 0;
@@ -676,6 +843,7 @@ int main(int argc, char **argv)
 			pn_die_at(PN_EXIT_DATA, path, 1, "missing column '%s'",
 				  need[i]);
 	}
+	int cprev = pn_csv_find(in, "Prev");     /* optional */
 	node *nodes = NULL;
 	long nn = 0, ncap = 0;
 	while (pn_csv_read(in)) {
@@ -689,9 +857,12 @@ int main(int argc, char **argv)
 		d->acc = pn_xstrdup(pn_csv_str(in, col[3]));
 		d->in = pn_xstrdup(pn_csv_str(in, col[4]));
 		d->out = pn_xstrdup(pn_csv_str(in, col[5]));
+		d->prev = pn_xstrdup(cprev < 0 ? "" : pn_csv_str(in, cprev));
 		d->line = pn_csv_lineno(in);
 		d->fused = strcmp(pn_csv_str(in, col[6]), "fused") == 0;
 		d->embedding = strcmp(pn_csv_str(in, col[6]), "EMBEDDING") == 0;
+		d->misc = strcmp(pn_csv_str(in, col[6]), "misc") == 0;
+		d->passgrad = pass_through(pn_csv_str(in, col[6]));
 	}
 	pn_csv_close(in);
 	if (nn == 0)
@@ -747,11 +918,19 @@ int main(int argc, char **argv)
 		static const char *const phase[3] = {"fwd", "bwd", "acc"};
 		static const char *const pcol[3] = {"FwOps", "BwOps", "AccOps"};
 		const char *text[3] = {d->fw, d->bw, d->acc};
+		int fn = d->misc && !neusight ? misc_fn(d->name) : -1;
+		if (fn >= 0 && !strcmp(d->fw, "[]") && !strcmp(d->bw, "[]") &&
+		    !strcmp(d->acc, "[]")) {
+			rows += misc_rows(f, &b, ins, d, fn, repeat, traced,
+					  &io, feeds_grad(nodes, nn, d));
+			continue;
+		}
 		for (int p = 0; p < 3; p++) {
 			at.col = pcol[p];
 			int ops = lit_field(&b, &at, text[p]);
 			rows += emit_ops(f, &b, ops, &at, d->name, phase[p],
-					 repeat, traced, &io, d->fused);
+					 repeat, traced, &io, d->fused,
+					 p == 1 && d->passgrad && !neusight);
 		}
 	}
 	if (rows == 0)
@@ -760,6 +939,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < nn; i++) {
 		free(nodes[i].name); free(nodes[i].fw); free(nodes[i].bw);
 		free(nodes[i].acc); free(nodes[i].in); free(nodes[i].out);
+		free(nodes[i].prev);
 	}
 	free(nodes);
 	free(b.v);

@@ -3,6 +3,7 @@
 load test_helper
 
 G="$FIX/graph"
+O="$PN_ROOT/samples/neusight/opgraph"
 setup() { T=$BATS_TEST_TMPDIR; }
 S="$PN_ROOT/samples/neusight/graphs"
 
@@ -10,12 +11,12 @@ S="$PN_ROOT/samples/neusight/graphs"
 same_as_shipped() {
 	local tag=$1
 	shift
-	pn-graph "$@" "$G/$tag.csv.gz" >"$BATS_TEST_TMPDIR/out"
+	pn-graph "$@" "$O/$tag.csv.gz" >"$BATS_TEST_TMPDIR/out"
 	zcat "$S/$tag.tsv.gz" | diff - "$BATS_TEST_TMPDIR/out"
 }
 
-@test "pn-graph maps every op kind of a small graph as the reviewed file says" {
-	run pn-graph -l 3 "$G/tiny.csv"
+@test "pn-graph --neusight maps every op kind of a small graph as the reviewed file says" {
+	run pn-graph --neusight -l 3 "$G/tiny.csv"
 	[ "$status" -eq 0 ]
 	diff <(printf '%s\n' "$output") "$G/tiny.expected"
 }
@@ -37,6 +38,57 @@ same_as_shipped() {
 @test "pn-graph writes no row for nodes without ops" {
 	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
 	! cut -f1 "$BATS_TEST_TMPDIR/o" | grep -qx -e input_ids -e view -e output
+}
+
+# misc_rows NODE: the kind, phase, layer and elements of NODE's rows in
+# autograd.csv's network
+misc_rows() {
+	pn-graph "$G/autograd.csv" | awk -F'\t' -v n="$1" '$1 == n {print $2, $3, $5, $16}' | paste -sd,
+}
+
+@test "pn-graph makes a misc max over a tensor a memory pass and PyTorch's five backward passes" {
+	# 16 + 1 elements read, 16 written; backward: grad / 2 (32), self == other
+	# (4 x 17 + 16 bytes / 4), where (13 x 16 / 4), self < other, masked_fill_ (9 x 16 / 4)
+	[ "$(misc_rows max_1)" = "misc fwd mem 33,misc bwd mem 32,misc bwd mem 21,misc bwd mem 52,misc bwd mem 21,misc bwd mem 36" ]
+}
+
+@test "pn-graph sums the gradient of a broadcast input of a misc maximum back to its shape" {
+	# x (16) and y (1 x 8, broadcast) both feed a gradient: five passes each, y's
+	# sum back reads the 16 and writes its 8
+	[ "$(misc_rows maximum | tr , '\n' | grep -c bwd)" -eq 11 ]
+	[ "$(misc_rows maximum | tr , '\n' | tail -1)" = "misc bwd mem 24" ]
+}
+
+@test "pn-graph gives a misc max over a dimension (a reduction) only its forward pass" {
+	[ "$(misc_rows max_2)" = "misc fwd mem 19" ]
+}
+
+@test "pn-graph gives a misc min no backward when nothing it reads has one" {
+	[ "$(misc_rows min)" = "misc fwd mem 33" ]
+}
+
+@test "pn-graph makes a misc fill write its output and a misc comparison read its inputs" {
+	[ "$(misc_rows full)" = "misc fwd mem 16" ]
+	[ "$(misc_rows lt)" = "misc fwd mem 36" ]
+}
+
+@test "pn-graph writes no row for misc views, casts and numbers" {
+	pn-graph "$G/autograd.csv" >"$BATS_TEST_TMPDIR/o"
+	! cut -f1 "$BATS_TEST_TMPDIR/o" | grep -qx -e view -e to -e size -e add_1 -e tensor -e input_ids
+}
+
+@test "pn-graph gives the backward of an add and of contiguous no row" {
+	# autograd passes the gradient through: NeuSight's two MEM passes each go
+	[ "$(misc_rows x)" = "VECaddu fwd elementwise NA" ]
+	[ "$(misc_rows contiguous)" = "MEM fwd mem 32" ]
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "add_15" {print $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = fwd ]
+}
+
+@test "pn-graph --neusight keeps NeuSight's backward of add and contiguous and adds no misc rows" {
+	pn-graph --neusight "$G/autograd.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "contiguous" || $1 == "x" {print $1, $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = "x fwd,x bwd,contiguous fwd,contiguous bwd,contiguous bwd" ]
+	! cut -f2 "$BATS_TEST_TMPDIR/o" | grep -qx misc
 }
 
 @test "pn-graph takes the traced batch from input_ids" {
@@ -77,7 +129,7 @@ same_as_shipped() {
 
 @test "pn-graph reads num_layer from a model config" {
 	printf '{\n  "model_type": "gpt2",\n  "n_layer": 3,\n  "n_embd": 4\n}\n' >"$BATS_TEST_TMPDIR/config.json"
-	run pn-graph --config "$BATS_TEST_TMPDIR/config.json" "$G/tiny.csv"
+	run pn-graph --neusight --config "$BATS_TEST_TMPDIR/config.json" "$G/tiny.csv"
 	[ "$status" -eq 0 ]
 	diff <(printf '%s\n' "$output") "$G/tiny.expected"
 }
@@ -88,7 +140,7 @@ same_as_shipped() {
 }
 
 @test "pn-graph reads standard input" {
-	run bash -c "pn-graph -l 3 <'$G/tiny.csv'"
+	run bash -c "pn-graph -N -l 3 <'$G/tiny.csv'"
 	[ "$status" -eq 0 ]
 	diff <(printf '%s\n' "$output") "$G/tiny.expected"
 }
@@ -100,9 +152,9 @@ same_as_shipped() {
 }
 
 @test "pn-graph rejects num_layer for a whole-model graph" {
-	run bash -c "pn-graph -l 24 '$G/switchxl4-inf-512-1.csv.gz' 2>&1 >/dev/null"
+	run bash -c "pn-graph -l 24 '$O/switchxl4-inf-512-1.csv.gz' 2>&1 >/dev/null"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-graph: $G/switchxl4-inf-512-1.csv.gz: the graph is a whole model with no block to repeat, but --layers gives num_layer 24" ]
+	[ "$output" = "pn-graph: $O/switchxl4-inf-512-1.csv.gz: the graph is a whole model with no block to repeat, but --layers gives num_layer 24" ]
 }
 
 @test "pn-graph names an unknown op kind" {
@@ -190,20 +242,20 @@ gpt2_large_cfg() {
 
 @test "pn-graph -c checks every size of a config that matches the graph" {
 	gpt2_large_cfg "$BATS_TEST_TMPDIR/c.json" 1280
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/gpt2_large-train-1024-1.csv.gz"
 	[ "$status" -eq 0 ]
 	[ ! -s "$T/err" ]
-	pn-graph -l 36 "$G/gpt2_large-train-1024-1.csv.gz" | cmp - "$T/out"
+	pn-graph -l 36 "$O/gpt2_large-train-1024-1.csv.gz" | cmp - "$T/out"
 }
 
 @test "pn-graph -c reads a model hub's config.json" {
-	run pn-graph -c "$PN_ROOT/samples/networks/configs/gpt2-large.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	run pn-graph -c "$PN_ROOT/samples/networks/configs/gpt2-large.json" "$O/gpt2_large-train-1024-1.csv.gz"
 	[ "$status" -eq 0 ]
 }
 
 @test "pn-graph -c refuses a hidden size that is not the graph's" {
 	printf '{\n  "n_layer": 36,\n  "n_embd": 4096\n}\n' >"$BATS_TEST_TMPDIR/c.json"
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/gpt2_large-train-1024-1.csv.gz"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: n_embd 4096 is not the graph's hidden size (the graph is of another model: pn-net --hf writes this config's network)" ]
 	[ ! -s "$T/out" ]
@@ -211,14 +263,14 @@ gpt2_large_cfg() {
 
 @test "pn-graph -c refuses heads that are not the graph's" {
 	printf '{\n  "num_hidden_layers": 24,\n  "num_attention_heads": 8\n}\n' >"$BATS_TEST_TMPDIR/c.json"
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/bert_large-train-512-2.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/bert_large-train-512-2.csv.gz"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: num_attention_heads 8 is not the graph's heads (the graph is of another model: pn-net --hf writes this config's network)" ]
 }
 
 @test "pn-graph -c refuses an intermediate size that is not the graph's" {
 	printf '{\n  "num_hidden_layers": 24,\n  "ffn_dim": 4096\n}\n' >"$BATS_TEST_TMPDIR/c.json"
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/opt_13-train-2048-1.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/opt_13-train-2048-1.csv.gz"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: ffn_dim 4096 is not the graph's intermediate size (the graph is of another model: pn-net --hf writes this config's network)" ]
 }
@@ -227,7 +279,7 @@ gpt2_large_cfg() {
 	# n_embd 1280 with n_inner 4 x 1280 = 5120 is the graph's; n_inner
 	# 4000 is not
 	printf '{\n  "n_layer": 36,\n  "n_embd": 1280,\n  "n_inner": 4000\n}\n' >"$BATS_TEST_TMPDIR/c.json"
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/gpt2_large-train-1024-1.csv.gz"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:4: n_inner 4000 is not the graph's intermediate size (the graph is of another model: pn-net --hf writes this config's network)" ]
 	# tiny's only Linear has 12 outputs: no MLP of 4 x 4
@@ -239,7 +291,7 @@ gpt2_large_cfg() {
 
 @test "pn-graph -c refuses a vocabulary that is not the graph's" {
 	printf '{\n  "n_layer": 36,\n  "vocab_size": 32000\n}\n' >"$BATS_TEST_TMPDIR/c.json"
-	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$G/gpt2_large-train-1024-1.csv.gz"
+	run_io pn-graph -c "$BATS_TEST_TMPDIR/c.json" "$O/gpt2_large-train-1024-1.csv.gz"
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-graph: $BATS_TEST_TMPDIR/c.json:3: vocab_size 32000 is not the graph's vocabulary (the graph is of another model: pn-net --hf writes this config's network)" ]
 }
