@@ -35,6 +35,13 @@ setup() {
 	grep -qx '| P4 | inf | whole-model gap | 3 | .*' "$T/out"
 }
 
+@test "pipelines/e2e-logo predicts a GPU of FIT that is also unseen once" {
+	run_io env FIT=P4,T4,L4 OUT=L4,T4,L4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	# L4's 11 inference and 3 training labels, each once
+	[ "$(column "$T/o/cases.tsv" device | sort | uniq -c | awk '{ print $1, $2 }' | paste -sd,)" = "14 L4,5 T4" ]
+}
+
 @test "pipelines/e2e-logo predicts a GPU outside FIT by the fit on all of FIT" {
 	run_io env FIT=P4,T4 OUT=L4 ROWS=200 "$PN_ROOT/pipelines/e2e-logo" "$T/o"
 	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
