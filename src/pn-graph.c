@@ -238,6 +238,19 @@ static void set_num(orow *r, int k, double v)
 	r->field[k] = r->buf[k];
 }
 
+/* A row of node name's op of kind in phase; fp32, as NeuSight measured. */
+static void row_init(orow *r, const char *name, const char *kind,
+		     const char *phase, const char *repeat, const char *traced)
+{
+	memset(r, 0, sizeof *r);
+	r->field[O_NAME] = name;
+	r->field[O_KIND] = kind;
+	r->field[O_PHASE] = phase;
+	r->field[O_REPEAT] = repeat;
+	r->field[O_PREC] = "fp32";
+	r->field[O_TRACED] = traced;
+}
+
 static void put_row(FILE *f, const orow *r)
 {
 	for (int k = 0; k < O_NCOL; k++) {
@@ -298,13 +311,7 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 		snprintf(kname, sizeof kname, "%.*s", b->v[kind].len,
 			 b->v[kind].s);
 		orow r;
-		memset(&r, 0, sizeof r);
-		r.field[O_NAME] = name;
-		r.field[O_KIND] = kname;
-		r.field[O_PHASE] = phase;
-		r.field[O_REPEAT] = repeat;
-		r.field[O_PREC] = "fp32";
-		r.field[O_TRACED] = traced;
+		row_init(&r, name, kname, phase, repeat, traced);
 		double d[4];
 		const pn_ns_op *k = pn_ns_kind(b->v[kind].s,
 					       (size_t)b->v[kind].len);
@@ -449,14 +456,8 @@ static void misc_row(FILE *f, const char *name, const char *phase,
 		     const char *repeat, const char *traced, double elements)
 {
 	orow r;
-	memset(&r, 0, sizeof r);
-	r.field[O_NAME] = name;
-	r.field[O_KIND] = "misc";
-	r.field[O_PHASE] = phase;
-	r.field[O_REPEAT] = repeat;
+	row_init(&r, name, "misc", phase, repeat, traced);
 	r.field[O_LAYER] = r.field[O_OP] = pn_layer_name(PN_MEM);
-	r.field[O_PREC] = "fp32";
-	r.field[O_TRACED] = traced;
 	set_num(&r, O_ELEMENTS, ceil(elements));
 	put_row(f, &r);
 }
@@ -859,10 +860,11 @@ int main(int argc, char **argv)
 		d->out = pn_xstrdup(pn_csv_str(in, col[5]));
 		d->prev = pn_xstrdup(cprev < 0 ? "" : pn_csv_str(in, cprev));
 		d->line = pn_csv_lineno(in);
-		d->fused = strcmp(pn_csv_str(in, col[6]), "fused") == 0;
-		d->embedding = strcmp(pn_csv_str(in, col[6]), "EMBEDDING") == 0;
-		d->misc = strcmp(pn_csv_str(in, col[6]), "misc") == 0;
-		d->passgrad = pass_through(pn_csv_str(in, col[6]));
+		const char *opname = pn_csv_str(in, col[6]);
+		d->fused = strcmp(opname, "fused") == 0;
+		d->embedding = strcmp(opname, "EMBEDDING") == 0;
+		d->misc = strcmp(opname, "misc") == 0;
+		d->passgrad = pass_through(opname);
 	}
 	pn_csv_close(in);
 	if (nn == 0)

@@ -15,7 +15,7 @@ neusight_ops() {
 	*-fusion | switch*) ;;
 	*) args+=(--config "$N/model_configs/${1%%-*}.json") ;;
 	esac
-	pn-graph "${args[@]}" "$N/opgraph/$1.csv.gz" 2>/dev/null
+	pn-graph "${args[@]}" "$N/opgraph/$1.csv.gz"
 }
 
 roofline_predictions() {
