@@ -19,9 +19,11 @@ static const char usage[] =
 "Usage: pn-graph [OPTION]... [FILE]\n"
 "Convert a NeuSight op graph (CSV, plain or gzip; default: standard input)\n"
 "into a pn network as PyTorch runs it: one row per FwOps, BwOps and\n"
-"AccOps entry but the backward of add and contiguous (no kernel), memory\n"
-"passes for misc nodes of elementwise functions (max, masked_fill, ...),\n"
-"the transformer block repeated num_layer times.\n"
+"AccOps entry, but each backward as autograd runs it (none for add and\n"
+"contiguous or where no gradient flows, one pass for an activation or a\n"
+"division by a number), memory passes for misc nodes of elementwise\n"
+"functions (max, masked_fill, ...), the transformer block repeated\n"
+"num_layer times.\n"
 "\n"
 "  -l, --layers N        repeat the graph's block N times (num_layer)\n"
 "  -c, --config FILE     take num_layer from a model config.json (n_layer,\n"
@@ -31,8 +33,7 @@ static const char usage[] =
 "  -B, --block FIRST,LAST  the block is the nodes FIRST..LAST (default: the\n"
 "                        known block of BERT, GPT-2/GPT-3 or OPT graphs)\n"
 "  -N, --neusight        NeuSight's op lists as they are: no passes for misc\n"
-"                        nodes, the memory passes NeuSight lists for the\n"
-"                        backward of add and contiguous kept\n"
+"                        nodes, every listed backward kept\n"
 "  -o, --output FILE     write to FILE instead of standard output\n"
 "  -h, --help            display this help and exit\n"
 "      --version         output version information and exit\n"
@@ -289,11 +290,21 @@ typedef struct {
 	double in_elems, out_elems;   /* the node's, for VEC traffic */
 } node_io;
 
-/* Emit one row per entry of the op list at index ops. */
+/* A VEC row's dimensions d[0] x d[1], bytes moved an element mpo. */
+static void vec_dims(orow *r, const double *d, double mpo)
+{
+	set_num(r, O_BATCH, d[0]);
+	r->field[O_SEQ] = "1";
+	set_num(r, O_DIM, d[1]);
+	set_num(r, O_TRAFFIC, d[0] * d[1] * mpo);
+}
+
+/* Emit one row per entry of the op list at index ops, the first limit of
+ * them (0: all); nomem: no row for MEM entries. */
 static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 		     const char *name, const char *phase,
 		     const char *repeat, const char *traced,
-		     const node_io *io, int fused, int nomem)
+		     const node_io *io, int fused, int nomem, long limit)
 {
 	if (b->v[ops].kind != LIT_SEQ)
 		die(at, "expected a list of ops");
@@ -302,7 +313,8 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 	if (fused)     /* one kernel: NeuSight's representative, the last op */
 		while (e >= 0 && b->v[e].next >= 0)
 			e = b->v[e].next;
-	for (; e >= 0; e = b->v[e].next) {
+	for (long done = 0; e >= 0 && (!limit || done < limit);
+	     e = b->v[e].next, done++) {
 		if (b->v[e].kind != LIT_SEQ || b->v[e].len != 2 ||
 		    b->v[b->v[e].first].kind != LIT_STR)
 			die(at, "an op must be [kind, dimensions]");
@@ -352,16 +364,12 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 			set_num(&r, O_ELEMENTS, n);
 		} else {       /* VEC: layernorm, softmax, elementwise */
 			get_dims(b, args, 2, d, at, kname);
-			set_num(&r, O_BATCH, d[0]);
-			r.field[O_SEQ] = "1";
-			set_num(&r, O_DIM, d[1]);
 			if (io->out_elems <= 0)
 				die(at, "%s needs the node's output shape",
 				    kname);
 			/* NeuSight's MemPerO: bytes per output element */
-			double mpo = (io->in_elems + io->out_elems) * 4 /
-				     io->out_elems;
-			set_num(&r, O_TRAFFIC, d[0] * d[1] * mpo);
+			vec_dims(&r, d, (io->in_elems + io->out_elems) * 4 /
+					io->out_elems);
 		}
 		put_row(f, &r);
 		rows++;
@@ -374,29 +382,273 @@ typedef struct {
 	char *name, *fw, *bw, *acc, *in, *out;
 	long line;
 	char *prev;             /* Prev ("" without the column) */
+	long *from;             /* Prev's nodes; -1: a name not in the graph */
+	int nfrom;
+	node_io io;             /* elements of its inputs and its output */
+	int scalar_in;          /* an input of at most one element */
 	int fused;
 	int embedding;          /* OpName EMBEDDING */
 	int misc;               /* OpName misc */
-	int passgrad;           /* OpName VECadd, VECaddu, contiguous */
+	int params;             /* OpName of a module with weights */
+	int bwkind;             /* BW_*: how PyTorch runs its backward */
+	int grad;               /* its output carries a gradient */
 } node;
 
 /* ---- autograd as PyTorch runs it --------------------------------------- */
 
-/* NeuSight lists the backward of an add (VECadd, VECaddu) and of
- * contiguous as memory passes over the gradient, one per input; PyTorch's
- * autograd passes the gradient through them unchanged and launches no
- * kernel (derivatives.yaml: add's self: grad, other: grad times alpha,
- * which is grad for alpha 1; contiguous is a clone, whose gradient is
- * grad).  NeuSight's own per-node labels agree: such a backward takes
- * 0.009-0.012 ms on the V100, the A100 80GB and the L4 whatever its size,
- * where the passes would take up to 0.5 ms, and so does the backward of
- * an add with a broadcast input (a position embedding), whose gradient
- * PyTorch sums back to its shape.  So their MEM entries give no row,
- * unless --neusight asks for NeuSight's op lists as they are. */
-static int pass_through(const char *opname)
+/* NeuSight's training graphs list a backward for every node with ops, as
+ * its tracer guesses it; PyTorch's autograd (derivatives.yaml) runs these
+ * instead, and NeuSight's own per-node labels agree with it:
+ *
+ * BW_PASS: the backward of an add (VECadd, VECaddu) and of contiguous,
+ * listed as memory passes over the gradient, one per input, launches no
+ * kernel (add's self: grad, other: grad times alpha, which is grad for
+ * alpha 1; contiguous is a clone, whose gradient is grad).  Such a
+ * backward takes 0.009-0.012 ms on the V100, the A100 80GB and the L4
+ * whatever its size, where the passes would take up to 0.5 ms, and so does
+ * the backward of an add with a broadcast input (a position embedding),
+ * whose gradient PyTorch sums back to its shape.  Their MEM entries give
+ * no row.
+ *
+ * BW_ACT: the backward of an activation (gelu_backward, threshold_backward,
+ * tanh_backward) is one kernel that reads the gradient and a saved tensor
+ * and writes the input's gradient, 12 bytes an element: NeuSight lists one
+ * pass of the forward's 8 bytes (gelu, relu) or two (tanh: mulu, addu).
+ * The labels measure it at 1.36-1.45x its forward on all three GPUs (BERT's
+ * gelu, GPT's tanh, OPT's relu), where 12 bytes against 8 make 1.5x.  It is
+ * one row of a binary elementwise kernel (VECmul) of the first entry's
+ * dimensions.
+ *
+ * BW_BINARY: a product or quotient (VECmul, VECdiv) lists one gradient for
+ * each input; an input that carries no gradient gets none.  GPT divides its
+ * attention scores by torch.full([], sqrt(d)), a number: its backward is
+ * grad / other alone, and the labels measure it at the forward's time
+ * (0.99-1.01x on the V100, the A100 80GB and the L4), not twice it.  When
+ * an input has at most one element and no node the op reads that carries a
+ * gradient has an output that small, only the first entry gives a row.
+ *
+ * And a node whose output carries no gradient has no backward at all:
+ * autograd never reaches it.  A tensor carries a gradient when it is a
+ * module's weight or output (Linear, EMBEDDING, VECln, Weight) or is
+ * computed from one that does (NeuSight's Prev; misc nodes by misc_grad):
+ * the tensors made from inputs, buffers, numbers and indices alone (GPT's
+ * causal-mask slice of its bias buffer, BERT's position ids, Switch's
+ * routing masks) carry none, and the labels measure their backward at 0.
+ * In a graph without backward ops (inference) nothing carries one; without
+ * a Prev column every node but misc does, as NeuSight lists.
+ *
+ * --neusight keeps NeuSight's lists as they are. */
+enum { BW_LISTED, BW_PASS, BW_ACT, BW_BINARY };
+
+static int misc_fn(const char *name);
+
+static int named(const char *s, const char *const *names)
 {
-	return !strcmp(opname, "VECadd") || !strcmp(opname, "VECaddu") ||
-	       !strcmp(opname, "contiguous");
+	for (; *names; names++)
+		if (!strcmp(s, *names))
+			return 1;
+	return 0;
+}
+
+/* The length of a torch.fx node name without its _N (the N+1st call). */
+static size_t stem_len(const char *name)
+{
+	size_t n = strlen(name), k = n;
+	while (k > 0 && isdigit((unsigned char)name[k - 1]))
+		k--;
+	return k < n && k > 1 && name[k - 1] == '_' ? k - 1 : n;
+}
+
+/* Is the stem of node name (without its _N) one of fns? */
+static int stem_in(const char *name, const char *const *fns)
+{
+	size_t n = stem_len(name);
+	for (; *fns; fns++)
+		if (strlen(*fns) == n && strncmp(*fns, name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* What a misc node's output carries, by its torch.fx name: never a
+ * gradient (numbers: sizes, an attribute of at most one element (a dtype,
+ * a shape), torch.finfo, a constant tensor; fills, random draws,
+ * comparisons, indices, integer casts), a gradient
+ * when an input carries one (the tensor functions and views below), or,
+ * any other name (a module NeuSight does not know, such as GPT-2's position
+ * embedding or Switch's token embedding), one whenever it reads anything:
+ * it may own weights.  A misc node that reads nothing (an input, a buffer)
+ * carries none. */
+enum { MISC_NONE, MISC_FROM, MISC_MODULE };
+static int misc_grad(const char *name, double out_elems)
+{
+	static const char *const none[] = {
+		"size", "dim", "numel", "finfo", "tensor", "full",
+		"ones", "zeros", "arange", "empty", "full_like", "ones_like",
+		"zeros_like", "empty_like", "uniform_", "normal_", "rand",
+		"randn", "randint", "rand_like", "randn_like", "eq", "ne",
+		"lt", "le", "gt", "ge", "argmax", "argmin", "one_hot", "long",
+		"int", "bool", NULL,
+	};
+	static const char *const from[] = {
+		"view", "reshape", "transpose", "permute", "unsqueeze",
+		"squeeze", "expand", "expand_as", "flatten", "contiguous",
+		"clone", "repeat", "cat", "stack", "split", "chunk",
+		"getitem", "getattr", "to", "float", "half", "type", "type_as", "log",
+		"exp", "logsumexp", "sum", "mean", "softmax", "pow", NULL,
+	};
+	static const char *const getattr[] = {"getattr", NULL};
+	if (stem_in(name, none) || (stem_in(name, getattr) && out_elems <= 1))
+		return MISC_NONE;     /* an attribute: a dtype, a shape */
+	return stem_in(name, from) || misc_fn(name) >= 0 ? MISC_FROM :
+	       MISC_MODULE;
+}
+
+static int bw_kind(const char *opname)
+{
+	static const char *const pass[] = {"VECadd", "VECaddu", "contiguous",
+					   NULL};
+	static const char *const act[] = {"VECgelu", "VECrelu", "VECtanh",
+					  NULL};
+	static const char *const bin[] = {"VECmul", "VECdiv", NULL};
+	return named(opname, pass) ? BW_PASS : named(opname, act) ? BW_ACT :
+	       named(opname, bin) ? BW_BINARY : BW_LISTED;
+}
+
+static int owns_params(const char *opname)
+{
+	static const char *const mods[] = {"Linear", "EMBEDDING", "VECln",
+					   "Weight", NULL};
+	return named(opname, mods);
+}
+
+static int by_name(const void *x, const void *y)
+{
+	return strcmp((*(node *const *)x)->name, (*(node *const *)y)->name);
+}
+
+/* Each node's Prev as indices into nodes (one pass, names looked up in a
+ * sorted index). */
+static void resolve_prev(node *nodes, long nn)
+{
+	node **ix = pn_xmalloc((size_t)nn * sizeof *ix);
+	for (long i = 0; i < nn; i++)
+		ix[i] = &nodes[i];
+	qsort(ix, (size_t)nn, sizeof *ix, by_name);
+	for (long i = 0; i < nn; i++) {
+		node *d = &nodes[i];
+		d->from = NULL;
+		d->nfrom = 0;
+		for (const char *p = d->prev; (p = strchr(p, '\'')); p++) {
+			const char *e = strchr(++p, '\'');
+			if (!e)
+				break;
+			size_t len = (size_t)(e - p);
+			long lo = 0, hi = nn, at = -1;
+			while (lo < hi) {
+				long mid = lo + (hi - lo) / 2;
+				int c = strncmp(ix[mid]->name, p, len);
+				if (c == 0 && ix[mid]->name[len])
+					c = 1;
+				if (c == 0) {
+					at = ix[mid] - nodes;
+					break;
+				}
+				if (c < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			d->from = pn_xrealloc(d->from, (size_t)(d->nfrom + 1) *
+					      sizeof *d->from);
+			d->from[d->nfrom++] = at;
+			p = e;
+		}
+	}
+	free(ix);
+}
+
+/* Which outputs carry a gradient: to a fixed point, so that the order of
+ * the nodes does not matter; a Prev name not in the graph counts as one
+ * that does. */
+static void mark_grad(node *nodes, long nn, int have_prev)
+{
+	int train = 0;          /* a graph without backward: inference */
+	for (long i = 0; i < nn; i++)
+		train |= strcmp(nodes[i].bw, "[]") != 0;
+	for (long i = 0; i < nn; i++)
+		nodes[i].grad = train && (have_prev ? nodes[i].params :
+					  !nodes[i].misc);
+	if (!train || !have_prev)
+		return;
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (long i = 0; i < nn; i++) {
+			node *d = &nodes[i];
+			int how = d->misc ? misc_grad(d->name,
+						      d->io.out_elems) :
+					    MISC_FROM;
+			if (d->grad || how == MISC_NONE)
+				continue;
+			if (how == MISC_MODULE && d->nfrom > 0) {
+				d->grad = changed = 1;
+				continue;
+			}
+			for (int k = 0; k < d->nfrom; k++)
+				if (d->from[k] < 0 || nodes[d->from[k]].grad) {
+					d->grad = changed = 1;
+					break;
+				}
+		}
+	}
+}
+
+/* Does an input of at most one element of d carry a gradient: does a node
+ * it reads with an output that small carry one? */
+static int scalar_grad(const node *nodes, const node *d)
+{
+	for (int k = 0; k < d->nfrom; k++) {
+		long j = d->from[k];
+		if (j < 0 || (nodes[j].grad && nodes[j].io.out_elems <= 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* The rows of d's backward (its BwOps at index ops), as PyTorch runs it. */
+static long emit_bw(FILE *f, const litbuf *b, int ops, const place *at,
+		    const node *nodes, const node *d, const char *repeat,
+		    const char *traced)
+{
+	if (!d->grad && !d->params)
+		return 0;
+	long limit = 0;
+	switch (d->bwkind) {
+	case BW_ACT: {
+		if (b->v[ops].kind != LIT_SEQ)
+			die(at, "expected a list of ops");
+		int e = b->v[ops].first;
+		if (e < 0)
+			return 0;
+		if (b->v[e].kind != LIT_SEQ || b->v[e].len != 2)
+			die(at, "an op must be [kind, dimensions]");
+		double dims[2];
+		get_dims(b, b->v[b->v[e].first].next, 2, dims, at, "VECmul");
+		orow r;
+		row_init(&r, d->name, "VECmul", "bwd", repeat, traced);
+		const pn_ns_op *k = pn_ns_kind("VECmul", 6);
+		r.field[O_LAYER] = pn_layer_name(k->type);
+		r.field[O_OP] = k->op ? k->op : r.field[O_LAYER];
+		vec_dims(&r, dims, 12);
+		put_row(f, &r);
+		return 1;
+	}
+	case BW_BINARY:
+		if (d->scalar_in && !scalar_grad(nodes, d))
+			limit = 1;
+		break;
+	}
+	return emit_ops(f, b, ops, at, d->name, "bwd", repeat, traced, &d->io,
+			d->fused, d->bwkind == BW_PASS, limit);
 }
 
 /* ---- elementwise functions that NeuSight's graphs leave without ops ---- */
@@ -439,17 +691,14 @@ static const struct {
  * the N+1st call), or -1. */
 static int misc_fn(const char *name)
 {
-	size_t n = strlen(name), k = n;
-	while (k > 0 && isdigit((unsigned char)name[k - 1]))
-		k--;
-	if (k < n && k > 1 && name[k - 1] == '_')
-		n = k - 1;
+	size_t n = stem_len(name);
 	for (int i = 0; i < NMISC_FNS; i++)
 		if (strlen(misc_fns[i].name) == n &&
 		    strncmp(misc_fns[i].name, name, n) == 0)
 			return i;
 	return -1;
 }
+
 
 /* One mem row of a misc node: elements rounded up to whole ones. */
 static void misc_row(FILE *f, const char *name, const char *phase,
@@ -507,25 +756,6 @@ static long misc_rows(FILE *f, const litbuf *b, int ins, const node *d,
 		}
 	}
 	return rows;
-}
-
-/* Does a node that d takes its inputs from compute a gradient (has
- * backward ops)?  prev is NeuSight's Prev, a Python set of names. */
-static int feeds_grad(const node *nodes, long nn, const node *d)
-{
-	for (const char *p = d->prev; (p = strchr(p, '\'')); p++) {
-		const char *e = strchr(++p, '\'');
-		if (!e)
-			break;
-		size_t len = (size_t)(e - p);
-		for (long i = 0; i < nn; i++)
-			if (strlen(nodes[i].name) == len &&
-			    strncmp(nodes[i].name, p, len) == 0 &&
-			    strcmp(nodes[i].bw, "[]") != 0)
-				return 1;
-		p = e;
-	}
-	return 0;
 }
 
 /* ---- main -------------------------------------------------------------- */
@@ -864,7 +1094,8 @@ int main(int argc, char **argv)
 		d->fused = strcmp(opname, "fused") == 0;
 		d->embedding = strcmp(opname, "EMBEDDING") == 0;
 		d->misc = strcmp(opname, "misc") == 0;
-		d->passgrad = pass_through(opname);
+		d->params = owns_params(opname);
+		d->bwkind = bw_kind(opname);
 	}
 	pn_csv_close(in);
 	if (nn == 0)
@@ -890,6 +1121,31 @@ int main(int argc, char **argv)
 			  "with no block to repeat, but --%s gives num_layer "
 			  "%ld", config ? "config" : "layers", layers);
 
+	/* Every node's shapes, then which outputs carry a gradient. */
+	for (long i = 0; i < nn; i++) {
+		node *d = &nodes[i];
+		place at = {path, "InputShapes", d->line};
+		b.n = 0;
+		int ins = lit_field(&b, &at, d->in);
+		if (b.v[ins].kind != LIT_SEQ)
+			die(&at, "expected a list of shapes");
+		d->io.in_elems = 0;
+		d->scalar_in = 0;
+		for (int s = b.v[ins].first; s >= 0; s = b.v[s].next) {
+			double e = shape_elems(&b, s);
+			if (e < 0)
+				die(&at, "expected a list of shapes");
+			d->io.in_elems += e;
+			d->scalar_in |= e <= 1;
+		}
+		at.col = "OutputShape";
+		d->io.out_elems = shape_elems(&b, lit_field(&b, &at, d->out));
+		if (d->io.out_elems < 0)
+			die(&at, "expected a shape");
+	}
+	resolve_prev(nodes, nn);
+	mark_grad(nodes, nn, cprev >= 0);
+
 	/* Convert the stored nodes; errors name the node's line. */
 	FILE *f = pn_output_open(out);
 	for (int k = 0; k < O_NCOL; k++)
@@ -902,20 +1158,6 @@ int main(int argc, char **argv)
 		node *d = &nodes[i];
 		place at = {path, "InputShapes", d->line};
 		b.n = 0;
-		node_io io = {0, 0};
-		int ins = lit_field(&b, &at, d->in);
-		if (b.v[ins].kind != LIT_SEQ)
-			die(&at, "expected a list of shapes");
-		for (int s = b.v[ins].first; s >= 0; s = b.v[s].next) {
-			double e = shape_elems(&b, s);
-			if (e < 0)
-				die(&at, "expected a list of shapes");
-			io.in_elems += e;
-		}
-		at.col = "OutputShape";
-		io.out_elems = shape_elems(&b, lit_field(&b, &at, d->out));
-		if (io.out_elems < 0)
-			die(&at, "expected a shape");
 		const char *repeat = i >= first && i <= last ? rep : "1";
 		static const char *const phase[3] = {"fwd", "bwd", "acc"};
 		static const char *const pcol[3] = {"FwOps", "BwOps", "AccOps"};
@@ -923,16 +1165,20 @@ int main(int argc, char **argv)
 		int fn = d->misc && !neusight ? misc_fn(d->name) : -1;
 		if (fn >= 0 && !strcmp(d->fw, "[]") && !strcmp(d->bw, "[]") &&
 		    !strcmp(d->acc, "[]")) {
+			int ins = lit_field(&b, &at, d->in);
 			rows += misc_rows(f, &b, ins, d, fn, repeat, traced,
-					  &io, feeds_grad(nodes, nn, d));
+					  &d->io, d->grad);
 			continue;
 		}
 		for (int p = 0; p < 3; p++) {
 			at.col = pcol[p];
 			int ops = lit_field(&b, &at, text[p]);
-			rows += emit_ops(f, &b, ops, &at, d->name, phase[p],
-					 repeat, traced, &io, d->fused,
-					 p == 1 && d->passgrad && !neusight);
+			rows += p == 1 && !neusight ?
+				emit_bw(f, &b, ops, &at, nodes, d, repeat,
+					traced) :
+				emit_ops(f, &b, ops, &at, d->name, phase[p],
+					 repeat, traced, &d->io, d->fused, 0,
+					 0);
 		}
 	}
 	if (rows == 0)
@@ -941,7 +1187,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < nn; i++) {
 		free(nodes[i].name); free(nodes[i].fw); free(nodes[i].bw);
 		free(nodes[i].acc); free(nodes[i].in); free(nodes[i].out);
-		free(nodes[i].prev);
+		free(nodes[i].prev); free(nodes[i].from);
 	}
 	free(nodes);
 	free(b.v);

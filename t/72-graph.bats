@@ -40,11 +40,14 @@ same_as_shipped() {
 	! cut -f1 "$BATS_TEST_TMPDIR/o" | grep -qx -e input_ids -e view -e output
 }
 
-# misc_rows NODE: the kind, phase, layer and elements of NODE's rows in
-# autograd.csv's network
-misc_rows() {
-	pn-graph "$G/autograd.csv" | awk -F'\t' -v n="$1" '$1 == n {print $2, $3, $5, $16}' | paste -sd,
+# node_rows FIXTURE NODE [OPTION]: the kind, phase, op and elements (or,
+# without them, traffic bytes) of NODE's rows in the network of
+# t/fixtures/graph/FIXTURE.csv
+node_rows() {
+	pn-graph ${3:+"$3"} "$G/$1.csv" | awk -F'\t' -v n="$2" '$1 == n {print $2, $3, $6, ($16 == "NA" ? $17 : $16)}' | paste -sd,
 }
+misc_rows() { node_rows autograd "$1"; }
+grad_rows() { node_rows grad "$1" "${2:-}"; }
 
 @test "pn-graph makes a misc max over a tensor a memory pass and PyTorch's five backward passes" {
 	# 16 + 1 elements read, 16 written; backward: grad / 2 (32), self == other
@@ -79,7 +82,7 @@ misc_rows() {
 
 @test "pn-graph gives the backward of an add and of contiguous no row" {
 	# autograd passes the gradient through: NeuSight's two MEM passes each go
-	[ "$(misc_rows x)" = "VECaddu fwd elementwise NA" ]
+	[ "$(misc_rows x)" = "VECaddu fwd addu 128" ]
 	[ "$(misc_rows contiguous)" = "MEM fwd mem 32" ]
 	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
 	[ "$(awk -F'\t' '$1 == "add_15" {print $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = fwd ]
@@ -89,6 +92,58 @@ misc_rows() {
 	pn-graph --neusight "$G/autograd.csv" >"$BATS_TEST_TMPDIR/o"
 	[ "$(awk -F'\t' '$1 == "contiguous" || $1 == "x" {print $1, $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = "x fwd,x bwd,contiguous fwd,contiguous bwd,contiguous bwd" ]
 	! cut -f2 "$BATS_TEST_TMPDIR/o" | grep -qx misc
+}
+
+@test "pn-graph gives a division by a number one backward pass" {
+	# truediv reads emb and full (torch.full: a number, no gradient)
+	[ "$(grad_rows truediv)" = "VECdiv fwd div 516,VECdiv bwd div 516" ]
+}
+
+@test "pn-graph keeps both backward passes of a division by a weight" {
+	[ "$(grad_rows scaled)" = "VECdiv fwd div 516,VECdiv bwd div 516,VECdiv bwd div 516" ]
+}
+
+@test "pn-graph makes an activation's backward one pass of 12 bytes an element" {
+	# gradient and saved tensor read, the input's gradient written: 64 x 12
+	[ "$(grad_rows tanh)" = "VECtanh fwd tanh 512,VECmul bwd mul 768" ]
+	[ "$(grad_rows relu)" = "VECrelu fwd relu 512,VECmul bwd mul 768" ]
+}
+
+@test "pn-graph gives no backward to a tensor made from a buffer and numbers" {
+	[ "$(grad_rows mask)" = "MEM fwd mem 129" ]
+}
+
+@test "pn-graph keeps the backward after a module it does not know" {
+	# wpe is misc with an unknown name: it may own weights
+	[ "$(grad_rows drop)" = "MEM fwd mem 128,MEM bwd mem 64,MEM bwd mem 64" ]
+}
+
+@test "pn-graph keeps the backward of a module with weights whose input has none" {
+	[ "$(grad_rows emb)" = "MEM fwd mem 80,MEM bwd mem 64,MEM bwd mem 64" ]
+}
+
+@test "pn-graph --neusight keeps every listed backward pass" {
+	[ "$(grad_rows truediv -N)" = "VECdiv fwd div 516,VECdiv bwd div 516,VECdiv bwd div 516" ]
+	[ "$(grad_rows tanh -N)" = "VECtanh fwd tanh 512,VECmulu bwd mulu 512,VECaddu bwd addu 512" ]
+	[ "$(grad_rows mask -N)" = "MEM fwd mem 129,MEM bwd mem 65,MEM bwd mem 65" ]
+}
+
+@test "pn-graph gives no misc backward in a graph without backward ops" {
+	# autograd.csv with its backward lists emptied: an inference graph
+	sed "s/\"\[\['MEM', (([0-9]*, [0-9]*),)\]\(, \['MEM', (([0-9]*, [0-9]*),)\]\)*\]\"/[]/" \
+	    "$G/autograd.csv" >"$BATS_TEST_TMPDIR/inf.csv"
+	! grep -q "),)]" "$BATS_TEST_TMPDIR/inf.csv"
+	pn-graph "$BATS_TEST_TMPDIR/inf.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "max_1" {print $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = fwd ]
+}
+
+@test "pn-graph keeps the listed backward of every node with ops without a Prev column" {
+	printf '%s\n' 'Name,OpName,FwOps,BwOps,AccOps,InputShapes,OutputShape' \
+		'input_ids,misc,[],[],[],"[(2, 8)]","(2, 8)"' \
+		"mask,getitem,\"[['MEM', ((8,), (8,))]]\",\"[['MEM', ((8,),)], ['MEM', ((8,),)]]\",[],\"[(8,)]\",\"(8,)\"" \
+		>"$BATS_TEST_TMPDIR/noprev.csv"
+	pn-graph "$BATS_TEST_TMPDIR/noprev.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "mask" {print $3}' "$BATS_TEST_TMPDIR/o" | paste -sd,)" = fwd,bwd,bwd ]
 }
 
 @test "pn-graph takes the traced batch from input_ids" {
