@@ -624,15 +624,16 @@ static long emit_bw(FILE *f, const litbuf *b, int ops, const place *at,
 	long limit = 0;
 	switch (d->bwkind) {
 	case BW_ACT: {
-		if (b->v[ops].kind != LIT_SEQ)
-			die(at, "expected a list of ops");
-		int e = b->v[ops].first;
-		if (e < 0)
-			return 0;
-		if (b->v[e].kind != LIT_SEQ || b->v[e].len != 2)
-			die(at, "an op must be [kind, dimensions]");
+		/* the first entry's two dimensions; a list of another shape
+		 * is converted (and checked) as it is */
+		int e = b->v[ops].kind == LIT_SEQ ? b->v[ops].first : -1;
+		if (e < 0 || b->v[e].kind != LIT_SEQ || b->v[e].len != 2)
+			break;
+		int args = b->v[b->v[e].first].next;
+		if (b->v[args].kind != LIT_SEQ || b->v[args].len != 2)
+			break;
 		double dims[2];
-		get_dims(b, b->v[b->v[e].first].next, 2, dims, at, "VECmul");
+		get_dims(b, args, 2, dims, at, "VECmul");
 		orow r;
 		row_init(&r, d->name, "VECmul", "bwd", repeat, traced);
 		const pn_ns_op *k = pn_ns_kind("VECmul", 6);
