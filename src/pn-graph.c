@@ -472,12 +472,12 @@ static int stem_in(const char *name, const char *const *fns)
 /* What a misc node's output carries, by its torch.fx name: never a
  * gradient (numbers: sizes, an attribute of at most one element (a dtype,
  * a shape), torch.finfo, a constant tensor; fills, random draws,
- * comparisons, indices, integer casts), a gradient
- * when an input carries one (the tensor functions and views below), or,
- * any other name (a module NeuSight does not know, such as GPT-2's position
- * embedding or Switch's token embedding), one whenever it reads anything:
- * it may own weights.  A misc node that reads nothing (an input, a buffer)
- * carries none. */
+ * comparisons, indices, integer casts), a gradient when an input carries
+ * one (the tensor functions and views below, a larger attribute such as a
+ * max's values), or, any other name (a module NeuSight does not know, such
+ * as GPT-2's position embedding or Switch's token embedding), one whenever
+ * it reads anything: it may own weights.  A misc node that reads nothing
+ * (an input, a buffer) carries none. */
 enum { MISC_NONE, MISC_FROM, MISC_MODULE };
 static int misc_grad(const char *name, double out_elems)
 {
@@ -493,12 +493,14 @@ static int misc_grad(const char *name, double out_elems)
 		"view", "reshape", "transpose", "permute", "unsqueeze",
 		"squeeze", "expand", "expand_as", "flatten", "contiguous",
 		"clone", "repeat", "cat", "stack", "split", "chunk",
-		"getitem", "getattr", "to", "float", "half", "type", "type_as", "log",
+		"getitem", "to", "float", "half", "type", "type_as", "log",
 		"exp", "logsumexp", "sum", "mean", "softmax", "pow", NULL,
 	};
-	static const char *const getattr[] = {"getattr", NULL};
-	if (stem_in(name, none) || (stem_in(name, getattr) && out_elems <= 1))
-		return MISC_NONE;     /* an attribute: a dtype, a shape */
+	static const char *const attr[] = {"getattr", NULL};
+	if (stem_in(name, none))
+		return MISC_NONE;
+	if (stem_in(name, attr))      /* a dtype or a shape, or a tensor */
+		return out_elems <= 1 ? MISC_NONE : MISC_FROM;
 	return stem_in(name, from) || misc_fn(name) >= 0 ? MISC_FROM :
 	       MISC_MODULE;
 }
@@ -699,7 +701,6 @@ static int misc_fn(const char *name)
 			return i;
 	return -1;
 }
-
 
 /* One mem row of a misc node: elements rounded up to whole ones. */
 static void misc_row(FILE *f, const char *name, const char *phase,
