@@ -411,7 +411,7 @@ typedef struct {
  * no row.
  *
  * BW_ACT: the backward of an activation (gelu_backward, threshold_backward,
- * tanh_backward) is one kernel that reads the gradient and a saved tensor
+ * tanh_backward, sigmoid_backward) is one kernel that reads the gradient and a saved tensor
  * and writes the input's gradient, 12 bytes an element: NeuSight lists one
  * pass of the forward's 8 bytes (gelu, relu) or two (tanh: mulu, addu).
  * The labels measure it at 1.36-1.45x its forward on all three GPUs (BERT's
@@ -429,7 +429,8 @@ typedef struct {
  *
  * And a node whose output carries no gradient has no backward at all:
  * autograd never reaches it.  A tensor carries a gradient when it is a
- * module's weight or output (Linear, EMBEDDING, VECln, Weight) or is
+ * module's weight or output (Linear, EMBEDDING, VECln, Weight, any OpName
+ * not known to own none: owns_params) or is
  * computed from one that does (NeuSight's Prev; misc nodes by misc_grad):
  * the tensors made from inputs, buffers, numbers and indices alone (GPT's
  * causal-mask slice of its bias buffer, BERT's position ids, Switch's
@@ -441,14 +442,6 @@ typedef struct {
 enum { BW_LISTED, BW_PASS, BW_ACT, BW_BINARY };
 
 static int misc_fn(const char *name);
-
-static int named(const char *s, const char *const *names)
-{
-	for (; *names; names++)
-		if (!strcmp(s, *names))
-			return 1;
-	return 0;
-}
 
 /* The length of a torch.fx node name without its _N (the N+1st call). */
 static size_t stem_len(const char *name)
@@ -510,17 +503,28 @@ static int bw_kind(const char *opname)
 	static const char *const pass[] = {"VECadd", "VECaddu", "contiguous",
 					   NULL};
 	static const char *const act[] = {"VECgelu", "VECrelu", "VECtanh",
-					  NULL};
+					  "VECsigmoid", NULL};
 	static const char *const bin[] = {"VECmul", "VECdiv", NULL};
-	return named(opname, pass) ? BW_PASS : named(opname, act) ? BW_ACT :
-	       named(opname, bin) ? BW_BINARY : BW_LISTED;
+	return pn_name_index(pass, opname) >= 0 ? BW_PASS :
+	       pn_name_index(act, opname) >= 0 ? BW_ACT :
+	       pn_name_index(bin, opname) >= 0 ? BW_BINARY : BW_LISTED;
 }
 
+/* May a node of this OpName own weights?  Every OpName but misc and the
+ * ones NeuSight's graphs give to functions without weights: Linear,
+ * EMBEDDING, VECln, Weight, and any OpName not known here (a convolution,
+ * a norm of another tracer), whose backward is kept as listed. */
 static int owns_params(const char *opname)
 {
-	static const char *const mods[] = {"Linear", "EMBEDDING", "VECln",
-					   "Weight", NULL};
-	return named(opname, mods);
+	static const char *const fns[] = {
+		"misc", "getitem", "setitem", "dropout", "contiguous", "where",
+		"mean", "rsqrt", "count", "count_nonzero", "cumsum", "output",
+		"BMM", "VECadd", "VECaddu", "VECsub", "VECsubu", "VECmul",
+		"VECmulu", "VECdiv", "VECdivu", "VECpow", "VECpowu",
+		"VECrelu", "VECgelu", "VECtanh", "VECsigmoid", "VECsoftmax",
+		NULL,
+	};
+	return pn_name_index(fns, opname) < 0;
 }
 
 static int by_name(const void *x, const void *y)

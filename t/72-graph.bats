@@ -122,6 +122,12 @@ grad_rows() { node_rows grad "$1" "${2:-}"; }
 	[ "$(grad_rows emb)" = "MEM fwd mem 80,MEM bwd mem 64,MEM bwd mem 64" ]
 }
 
+@test "pn-graph keeps the backward of a node whose OpName it does not know" {
+	# RMSNorm may own weights: its output and its consumer's carry a gradient
+	[ "$(grad_rows norm)" = "VECmul fwd mul 320,VECmul bwd mul 320" ]
+	[ "$(grad_rows act)" = "VECsigmoid fwd sigmoid 512,VECmul bwd mul 768" ]
+}
+
 @test "pn-graph --neusight keeps every listed backward pass" {
 	[ "$(grad_rows truediv -N)" = "VECdiv fwd div 516,VECdiv bwd div 516,VECdiv bwd div 516" ]
 	[ "$(grad_rows tanh -N)" = "VECtanh fwd tanh 512,VECmulu bwd mulu 512,VECaddu bwd addu 512" ]
