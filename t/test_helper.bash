@@ -33,6 +33,26 @@ near() {
 		'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit !(d<=tol*m || d==0)}'
 }
 
+# same_as_rel SET BASE [GPUSPECS]: a linear model of the fit fixture's rows
+# (T4, V100) featurized anew (with GPUSPECS if given) on feature set SET
+# relative to BASE predicts every test row as rel relative to roofline_ms
+same_as_rel() {
+	cd "$BATS_TEST_TMPDIR"
+	local s g=() n
+	[ -z "${3:-}" ] || g=(--gpuspecs "$3")
+	for s in train test; do
+		cut -f1-10,34 "$FIX/fit/$s.tsv" | pn-featurize "${g[@]}" >"$s.tsv"
+	done
+	pn-fit -f lr -F rel -r -o rel.model train.tsv
+	pn-fit -f lr -F "$1" --relative="$2" -o set.model train.tsv
+	n=$(($(head -1 test.tsv | awk -F'\t' '{ print NF }') + 1))
+	pn-eval -m rel.model --metrics /dev/null test.tsv | cut -f "$n" >rel.pred
+	pn-eval -m set.model --metrics /dev/null test.tsv | cut -f "$n" >set.pred
+	[ "$(head -1 rel.pred)" = pred_ms ]
+	[ "$(wc -l <rel.pred)" -gt 10 ]
+	diff rel.pred set.pred
+}
+
 # body MODEL: a model file from its "body" line on.
 body() { sed -n '/^body$/,$p' "$1"; }
 

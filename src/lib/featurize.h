@@ -98,11 +98,14 @@ enum {
 	PN_F_LANE_COMPUTE_MS, PN_F_LANE_ROOFLINE_MS,
 	/* set cpu: a oneDNN kernel on a CPU core */
 	PN_F_PAD_CO, PN_F_CPU_MS, PN_F_MASK_P, PN_F_VEC_TAIL,
+	/* set power: the roofline at the clock a GPU's power limit holds */
+	PN_F_POWER_COMPUTE_MS, PN_F_POWER_ROOFLINE_MS,
 	PN_F_N
 };
 
 /* Column names, indexed by PN_F_*: "flops" ... "lat_ms", "l2_ms",
- * "lane_compute_ms", "lane_roofline_ms", "pad_co", "cpu_ms". */
+ * "lane_compute_ms", "lane_roofline_ms", "pad_co", "cpu_ms", ...,
+ * "power_compute_ms", "power_roofline_ms". */
 extern const char *const pn_feature_names[PN_F_N];
 
 /* The feature columns f[PN_F_N] of layer l on GPU g: its work
