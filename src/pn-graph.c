@@ -452,12 +452,18 @@ static size_t stem_len(const char *name)
 	return k < n && k > 1 && name[k - 1] == '_' ? k - 1 : n;
 }
 
+/* Is fn the first n bytes of name (its stem, n = stem_len(name))? */
+static int stem_is(const char *name, size_t n, const char *fn)
+{
+	return strlen(fn) == n && strncmp(fn, name, n) == 0;
+}
+
 /* Is the stem of node name (without its _N) one of fns? */
 static int stem_in(const char *name, const char *const *fns)
 {
 	size_t n = stem_len(name);
 	for (; *fns; fns++)
-		if (strlen(*fns) == n && strncmp(*fns, name, n) == 0)
+		if (stem_is(name, n, *fns))
 			return 1;
 	return 0;
 }
@@ -700,8 +706,7 @@ static int misc_fn(const char *name)
 {
 	size_t n = stem_len(name);
 	for (int i = 0; i < NMISC_FNS; i++)
-		if (strlen(misc_fns[i].name) == n &&
-		    strncmp(misc_fns[i].name, name, n) == 0)
+		if (stem_is(name, n, misc_fns[i].name))
 			return i;
 	return -1;
 }
