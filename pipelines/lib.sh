@@ -29,6 +29,8 @@
 #   noded_cases NODES CASES  the header and the rows of CASES (device model
 #                          mode seq batch variant first) that have nodes in
 #                          NODES (plain TSV of label-nodes.tsv.gz's form)
+#   method_features, method_base  pn's unseen-GPU method: pn-fit -F
+#                          method_features --relative=method_base
 #   bars PNG WIDTH HEIGHT  the gnuplot lines a bar chart starts with: a PNG
 #                          of that size, TSV data with NaN for no value,
 #                          clustered bars, a log y axis
@@ -157,3 +159,13 @@ GP
 xgb_params() {
 	[ "$1" != xgb ] || echo "-p depth=6 -p rounds=300"
 }
+
+# pn's unseen-GPU method, in one place (pn-fit(1), "Unseen GPUs"): the
+# feature set and the --relative column its models fit ln(time / column)
+# on, chosen by leaving one training GPU out (pipelines/ablation,
+# pipelines/e2e-logo): the roofline at the clock each GPU's power limit
+# holds (pn-featurize(1), "Power limit").  The pipelines that fit it
+# (fit-models, e2e, e2e-logo, interval-logo) take these; those that
+# compare take FEATURES and BASE over them.
+method_features=power
+method_base=power_roofline_ms
