@@ -17,7 +17,7 @@ setup_file() {
 		"$PN_ROOT/pipelines/unseen-gpu" "$d/unseen" >"$d/unseen.out" 2>"$d/unseen.err" &&
 		echo 0 >"$d/unseen.rc" || echo $? >"$d/unseen.rc"
 	PN_SAMPLES="$FIX/pipelines" ROWS=120 EPOCHS=5 LAYERS="dense conv2d" \
-		VARIANTS="roofline prenet-xgb rel-xgb relall-xgb nswall-xgb rel-mlp" \
+		VARIANTS="roofline prenet-xgb rel-xgb relall-xgb nswall-xgb powerall-xgb rel-mlp" \
 		"$PN_ROOT/pipelines/ablation" "$d/ablation" >"$d/ablation.out" 2>"$d/ablation.err" &&
 		echo 0 >"$d/ablation.rc" || echo $? >"$d/ablation.rc"
 }
@@ -206,13 +206,13 @@ is_png() {
 }
 
 @test "pipelines/ablation judges every variant on each training GPU left out, the unseen GPUs and the training GPUs' test rows" {
-	for v in roofline prenet-xgb rel-xgb relall-xgb nswall-xgb rel-mlp; do
+	for v in roofline prenet-xgb rel-xgb relall-xgb nswall-xgb powerall-xgb rel-mlp; do
 		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB A100-PCIE-40GB; do
 			printf 'dense\t%s\tlogo\t%s\n' "$v" "$g"
 		done
 		printf 'dense\t%s\tunseen\t%s\n' "$v" L4 "$v" A100-PCIE-80GB
-		# the fixture's test rows of training GPUs: 10 of V100; relall
-		# and nswall fit them, so they have no shape row
+		# the fixture's test rows of training GPUs: 10 of V100; relall,
+		# nswall and powerall fit them, so they have no shape row
 		printf 'dense\t%s\tlogo-shape\tV100-PCIE-32GB\n' "$v"
 		[[ $v == *all-xgb ]] || printf 'dense\t%s\tshape\tV100-PCIE-32GB\n' "$v"
 		for g in P4 P100-PCIE-16GB T4 V100-PCIE-32GB; do

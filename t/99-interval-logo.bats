@@ -67,3 +67,14 @@ setup() {
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "interval-logo: LEVEL must be below 100, not '100'" ]
 }
+
+@test "pipelines/interval-logo fits FEATURES relative to BASE where they are set" {
+	run_io env FIT=P4,T4,V100-PCIE-32GB,A100-PCIE-40GB OUT=L4 ROWS=100 KEEP=1 \
+		FEATURES=rel BASE=roofline_ms "$PN_ROOT/pipelines/interval-logo" "$T/r"
+	[ "$status" -eq 0 ] || { cat "$T/err"; return 1; }
+	grep -qF "; -F rel --relative=roofline_ms; " "$T/out"
+	# every model of the set relative to roofline_ms; the default set's
+	# (setup_file) relative to pipelines/lib.sh's column
+	[ "$(awk '$1 == "transform" { print $3 }' "$T/r/all.models" | sort | uniq -c | awk '{ print $1, $2 }')" = "6 roofline_ms" ]
+	[ "$(awk '$1 == "transform" { print $3 }' "$O/all.models" | sort | uniq -c | awk '{ print $1, $2 }')" = "6 power_roofline_ms" ]
+}
