@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "../cpu/cpu.h"
 #include "../cuda/detect.h"
 #include "../time/backend.h"
+#include "../time/fault.h"
 #include "../time/partial.h"
 #include "clock.h"
 #include "config.h"
@@ -235,6 +237,10 @@ typedef struct {
 	double fwd, bwd, opt, total, min, max, sd;
 } result;
 
+/* measure's repetition times, while it runs: freed by run_row when a
+ * fault (fault.h) leaves measure midway. */
+static double *timing;
+
 static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 		   size_t n)
 {
@@ -248,7 +254,7 @@ static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 	int inner = 1;
 	if (!o.cold && est > 0 && est < o.rep_ms)
 		inner = (int)fmin(1000, ceil(o.rep_ms / est));
-	double *fwd = pn_xmalloc((size_t)o.reps * 4 * sizeof(double));
+	double *fwd = timing = pn_xmalloc((size_t)o.reps * 4 * sizeof(double));
 	double *bwd = fwd + o.reps, *opt = bwd + o.reps, *tot = opt + o.reps;
 	for (int r = 0; r < o.reps; r++) {
 		if (o.cold && b->flush)
@@ -257,6 +263,7 @@ static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 		for (int i = 0; i < inner; i++) {
 			if ((st = b->step(run, &t, msg, n)) != PN_OK) {
 				free(fwd);
+				timing = NULL;
 				return st;
 			}
 			f += t.fwd;
@@ -281,6 +288,7 @@ static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 	else
 		pn_stats(opt, o.reps, &res->opt, &x, &x, &x);
 	free(fwd);
+	timing = NULL;
 	return PN_OK;
 }
 
@@ -628,31 +636,32 @@ static void close_output(output *out)
 
 /* ---- rows --------------------------------------------------------------- */
 
-/* Check (--check) and time the row just read: its status, message (msg),
- * times, memory and relative error. */
-static int time_row(const pn_backend *b, const pn_backend *ref,
-		    const pn_tsv *in, const pn_config_cols *cols, long row,
-		    result *res, double *mem, double *err, long *failed,
-		    char *msg, size_t n)
+/* Check (--check) and time the row read into cfg, under the guard of
+ * fault.h: a SIGILL in the library's code makes the row an error (and,
+ * with --check, a failed check), its run released (what --check, or the
+ * library in the call that faulted, had allocated for it is lost). */
+static int run_row(const pn_backend *b, const pn_backend *ref,
+		   const pn_config *cfg, long row, result *res, double *mem,
+		   double *err, long *failed, char *msg, size_t n)
 {
-	pn_config cfg;
-	pn_run *run = NULL;
-	*res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-	*mem = *err = NAN;
-	msg[0] = 0;
-	int st;
-	if (pn_config_read(in, cols, &cfg, msg, n) != 0)
-		return PN_INVALID;
-	if (cfg.l.type == PN_MEM) {
-		snprintf(msg, n, "pn-time does not time layer type '%s'",
-			 pn_layer_name(cfg.l.type));
-		return PN_INVALID;
+	pn_run *volatile held = NULL;
+	if (sigsetjmp(*pn_fault_arm(), 1) != 0) {
+		if (held)
+			b->release(held);
+		free(timing);
+		timing = NULL;
+		snprintf(msg, n, "%s", pn_fault_message());
+		if (o.check) {          /* a kernel that faults fails its check */
+			checked[cfg->l.type].fails++;
+			(*failed)++;
+		}
+		return PN_ERROR;
 	}
-	st = PN_OK;
+	int st = PN_OK;
 	if (o.check) {
-		int t = cfg.l.type;
+		int t = cfg->l.type;
 		uint64_t seed = a.bo.seed + (uint64_t)row;
-		int bad = check_row(b, ref, &cfg, seed, err, msg, n);
+		int bad = check_row(b, ref, cfg, seed, err, msg, n);
 		if (bad == 1)           /* oom or invalid: not checked */
 			*err = NAN;
 		else
@@ -665,15 +674,43 @@ static int time_row(const pn_backend *b, const pn_backend *ref,
 			st = PN_ERROR;
 		}
 	}
+	pn_run *run = NULL;
 	if (st == PN_OK)
-		st = b->prepare(&cfg, &run, mem, msg, n);
+		st = b->prepare(cfg, &run, mem, msg, n);
 	if (st == PN_OK) {
 		char m2[512];
+		held = run;
+		pn_fault_inject(row);
 		st = measure(b, run, res, m2, sizeof m2);
 		if (st != PN_OK)
 			snprintf(msg, n, "%s", m2);
+		held = NULL;
 		b->release(run);
 	}
+	pn_fault_disarm();
+	return st;
+}
+
+/* Check (--check) and time the row just read: its status, message (msg),
+ * times, memory and relative error. */
+static int time_row(const pn_backend *b, const pn_backend *ref,
+		    const pn_tsv *in, const pn_config_cols *cols, long row,
+		    result *res, double *mem, double *err, long *failed,
+		    char *msg, size_t n)
+{
+	pn_config cfg;
+	*res = (result){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	*mem = *err = NAN;
+	msg[0] = 0;
+	int st;
+	if (pn_config_read(in, cols, &cfg, msg, n) != 0)
+		return PN_INVALID;
+	if (cfg.l.type == PN_MEM) {
+		snprintf(msg, n, "pn-time does not time layer type '%s'",
+			 pn_layer_name(cfg.l.type));
+		return PN_INVALID;
+	}
+	st = run_row(b, ref, &cfg, row, res, mem, err, failed, msg, n);
 	if (st == PN_ERROR) {
 		char why[512];
 		if (b->recover(why, sizeof why) != 0)

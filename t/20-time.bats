@@ -48,6 +48,22 @@ has_cuda_device() {
 	[[ "$(printf '%s\n' "${lines[1]}" | cut -f9)" == "oneDNN "* ]]
 }
 
+@test "pn-time makes a row whose library code raises SIGILL an error and measures the next rows" {
+	pn-sample --layer dense -n 3 --seed 4 $(small dense) >"$BATS_TEST_TMPDIR/in"
+	PN_TIME_SIGILL_ROW=2 pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd' ')" = "ok error ok" ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message | sed -n 2p)" == "illegal instruction (SIGILL)"* ]]
+	[ "$(column "$BATS_TEST_TMPDIR/o" time_ms | sed -n 2p)" = NA ]
+}
+
+@test "pn-time --check counts a row whose library code raises SIGILL as failed" {
+	pn-sample --layer dense -n 2 --seed 4 $(small dense) >"$BATS_TEST_TMPDIR/in"
+	run env PN_TIME_SIGILL_ROW=1 pn-time -q -r 1 -w 0 --check "$BATS_TEST_TMPDIR/in" -o "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"check dense: FAIL"* ]]
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd' ')" = "error ok" ]
+}
+
 @test "pn-time names the CPU and its thread count in the device column" {
 	printf 'layer\tbatch\tm\tn\tk\nbmm\t2\t3\t4\t5\n' >"$BATS_TEST_TMPDIR/in"
 	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"

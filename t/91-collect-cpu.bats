@@ -34,6 +34,11 @@ collect() {
 	grep -q 'and the values input_grad=0 drawn' "$BATS_TEST_TMPDIR/o/README.md"
 }
 
+@test "pipelines/collect-cpu's README names its own spec row for pn-featurize" {
+	collect "$BATS_TEST_TMPDIR/d"
+	grep -qF "pn-featurize --gpuspecs $BATS_TEST_TMPDIR/d/cpu-spec.tsv" "$BATS_TEST_TMPDIR/d/README.md"
+}
+
 @test "pipelines/collect-cpu names the device and the spec row DEVICE" {
 	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
 	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
