@@ -303,12 +303,18 @@ void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads)
 		else
 			split_share(&sh[j]);
 	}
-	for (int j = 0; j < threads; j++)
-		if (sh[j].bad_line)
-			die_fields(t, sh[j].bad_line, sh[j].found);
+	long bad_line = 0;
+	int found = 0;
+	for (int j = 0; j < threads && !bad_line; j++)
+		if (sh[j].bad_line) {
+			bad_line = sh[j].bad_line;
+			found = sh[j].found;
+		}
 	for (int j = 0; j < threads; j++)
 		free(sh[j].flen);
-	free(sh);
+	free(sh);               /* before dying: a leak checker sees no loss */
+	if (bad_line)
+		die_fields(t, bad_line, found);
 	t->line += (long)nrows;
 	/* the text is out's now; t is at its end, with a buffer of its own */
 	t->cap = 1 << 10;
