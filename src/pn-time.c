@@ -237,8 +237,8 @@ typedef struct {
 	double fwd, bwd, opt, total, min, max, sd;
 } result;
 
-/* measure's repetition times, while it runs: freed by run_row when a
- * fault (fault.h) leaves measure midway. */
+/* measure's repetition times: one buffer for the run (--reps is fixed),
+ * so that a fault (fault.h) that leaves measure midway loses nothing. */
 static double *timing;
 
 static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
@@ -254,18 +254,17 @@ static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 	int inner = 1;
 	if (!o.cold && est > 0 && est < o.rep_ms)
 		inner = (int)fmin(1000, ceil(o.rep_ms / est));
-	double *fwd = timing = pn_xmalloc((size_t)o.reps * 4 * sizeof(double));
+	if (!timing)
+		timing = pn_xmalloc((size_t)o.reps * 4 * sizeof(double));
+	double *fwd = timing;
 	double *bwd = fwd + o.reps, *opt = bwd + o.reps, *tot = opt + o.reps;
 	for (int r = 0; r < o.reps; r++) {
 		if (o.cold && b->flush)
 			b->flush();
 		double f = 0, bw = 0, op = 0;
 		for (int i = 0; i < inner; i++) {
-			if ((st = b->step(run, &t, msg, n)) != PN_OK) {
-				free(fwd);
-				timing = NULL;
+			if ((st = b->step(run, &t, msg, n)) != PN_OK)
 				return st;
-			}
 			f += t.fwd;
 			bw += t.bwd;      /* NAN when the phase did not run */
 			op += t.opt;
@@ -287,8 +286,6 @@ static int measure(const pn_backend *b, pn_run *run, result *res, char *msg,
 		res->opt = NAN;
 	else
 		pn_stats(opt, o.reps, &res->opt, &x, &x, &x);
-	free(fwd);
-	timing = NULL;
 	return PN_OK;
 }
 
@@ -648,8 +645,6 @@ static int run_row(const pn_backend *b, const pn_backend *ref,
 	if (sigsetjmp(*pn_fault_arm(), 1) != 0) {
 		if (held)
 			b->release(held);
-		free(timing);
-		timing = NULL;
 		snprintf(msg, n, "%s", pn_fault_message());
 		if (o.check) {          /* a kernel that faults fails its check */
 			checked[cfg->l.type].fails++;
@@ -918,6 +913,7 @@ int main(int argc, char **argv)
 	close_output(&out);
 	if (o.check)
 		check_report();
+	free(timing);
 	pn_tsv_out_free(tout);
 	pn_config_cols_free(cols);
 	pn_tsv_close(in);
