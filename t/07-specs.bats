@@ -113,11 +113,11 @@ load test_helper
 
 U="$FIX/featurize/units-gpus.tsv"
 
-@test "pn-specs prints the nine per-unit peak columns after source, then fp32_lanes" {
+@test "pn-specs prints the nine per-unit peak columns after source, then fp32_lanes and blas_fp32_gflops" {
 	run pn-specs --gpuspecs "$U" CDNA
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "$(head -1 "$PN_ROOT/gpuspecs/gpus.tsv")" ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f22-)" = "$(printf 'made up: a CDNA2 GPU with FP32 matrix cores\t22000\tNA\tNA\t44000\t44000\tNA\tNA\t180000\t1700\tNA')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f22-)" = "$(printf 'made up: a CDNA2 GPU with FP32 matrix cores\t22000\tNA\tNA\t44000\t44000\tNA\tNA\t180000\t1700\tNA\tNA')" ]
 }
 
 @test "pn-specs round-trips a table with every per-unit peak column" {
@@ -130,7 +130,7 @@ U="$FIX/featurize/units-gpus.tsv"
 	cut -f1-22 "$U" >"$BATS_TEST_TMPDIR/g"
 	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" AMPERE
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-18,23-)" = "$(printf '19000\t150000\t300000\t290000\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
+	[ "$(printf '%s\n' "${lines[1]}" | cut -f15-18,23-)" = "$(printf '19000\t150000\t300000\t290000\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
 }
 
 @test "pn-specs rejects a table without a column that is not a per-unit peak" {
@@ -166,4 +166,28 @@ U="$FIX/featurize/units-gpus.tsv"
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'A100-SXM4-40GB\tlayernorm\tbf16\tbf16_vec_gflops\t39000')"
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'MI210\tconv2d\tfp32\tfp32_tc_gflops\t45300')"
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'P4\tdense\tfp16\tfp32_gflops\t5500')"
+}
+
+# A CPU row (pn-time --cpu-spec) whose OpenBLAS is slower than oneDNN: an
+# fp32 dense layer runs through OpenBLAS, as PyTorch's Linear does, and
+# its roofline has OpenBLAS's rate; every other GEMM-like type runs on
+# oneDNN at fp32_gflops, and a bf16 dense layer on oneDNN's bf16 matmul.
+@test "pn-specs --units gives a CPU's fp32 dense layers its BLAS rate (blas_fp32_gflops), other GEMMs fp32_gflops" {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+		NR == 2 { $c["name"] = "cpu-x"; $c["aliases"] = "cpu x"; $c["fp32_gflops"] = 124
+			  $c["bf16_gflops"] = 538; $c["blas_fp32_gflops"] = 33; print }' \
+		"$PN_ROOT/samples/cpu/cpu-spec.tsv" >"$BATS_TEST_TMPDIR/g"
+	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" --units
+	[ "$status" -eq 0 ]
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tdense\tfp32\tblas_fp32_gflops\t33')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tbmm\tfp32\tfp32_gflops\t124')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tconv2d\tfp32\tfp32_gflops\t124')"
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tdense\tbf16\tbf16_gflops\t538')"
+}
+
+@test "pn-specs --units gives a CPU row without blas_fp32_gflops fp32_gflops for dense layers too" {
+	cut -f1-32 "$PN_ROOT/samples/cpu/cpu-spec.tsv" >"$BATS_TEST_TMPDIR/g"
+	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" --units
+	[ "$status" -eq 0 ]
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'AMD-EPYC-1t\tdense\tfp32\tfp32_gflops\t108.8')"
 }

@@ -47,6 +47,13 @@ stored() {
 	[ "$(cat "$T/err")" = "pn-time: warning: stored.tsv: this machine differs from the row '$name' beyond the tolerance (pn-time(1), DRIFT): fp32_gflops $v now, $w stored (-90%); re-measure with pn-time --cpu-spec --remeasure, store the row (-o FILE) and re-time what was timed on the old machine" ]
 }
 
+@test "pn-time --cpu-spec warns when the stored row's BLAS sgemm rate is 4x the one measured" {
+	stored blas_fp32_gflops 'v * 4'
+	run_io pn-time --cpu-spec -g stored.tsv
+	[ "$status" -eq 0 ]
+	[[ "$(cat "$T/err")" == *"(pn-time(1), DRIFT): blas_fp32_gflops $(val "$NOW" blas_fp32_gflops) now, $(val stored.tsv blas_fp32_gflops) stored (-75%); re-measure"* ]]
+}
+
 @test "pn-time --cpu-spec takes a bandwidth within 15% of the stored one as the same machine" {
 	stored mem_bw_gbs 'v * 1.1'
 	run_io pn-time --cpu-spec -g stored.tsv

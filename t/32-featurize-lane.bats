@@ -59,11 +59,11 @@ setup() {
 	[ "$(col "$O" lane_roofline_ms 1)" = 0.0033619968 ]
 }
 
-@test "pn-specs prints fp32_lanes as the last column, NA for a table without it" {
+@test "pn-specs prints fp32_lanes as the last column but one (blas_fp32_gflops), NA for a table without it" {
 	run pn-specs $LG LANEGPU
 	[ "$status" -eq 0 ]
-	[ "$(printf '%s\n' "${lines[0]}" | awk -F'\t' '{ print $NF }')" = fp32_lanes ]
-	[ "$(printf '%s\n' "${lines[1]}" | awk -F'\t' '{ print $NF }')" = 64 ]
+	[ "$(printf '%s\n' "${lines[0]}" | awk -F'\t' '{ print $(NF - 1), $NF }')" = "fp32_lanes blas_fp32_gflops" ]
+	[ "$(printf '%s\n' "${lines[1]}" | awk -F'\t' '{ print $(NF - 1) }')" = 64 ]
 	cut -f1-31 "$FIX/featurize/gpus.tsv" >"$BATS_TEST_TMPDIR/g"
 	run pn-specs --gpuspecs "$BATS_TEST_TMPDIR/g" TESTGPU
 	[ "$status" -eq 0 ]

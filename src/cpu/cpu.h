@@ -29,9 +29,9 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir);
  * and the reason in why (size n). */
 int pn_cpu_native_bf16(char *why, size_t n);
 
-/* Measured peak single-precision GEMM rate in GFLOP/s with threads
- * threads: the best of oneDNN's and OpenBLAS's sgemm on n x n matrices;
- * which one won goes to lib (size nl). */
-double pn_cpu_sgemm_gflops(int threads, int n, char *lib, size_t nl);
+/* Measured single-precision GEMM rates in GFLOP/s with threads threads,
+ * the best of 4 timed calls on n x n matrices: oneDNN's sgemm in *onednn,
+ * OpenBLAS's (the BLAS a framework's dense layers call) in *blas. */
+void pn_cpu_sgemm_gflops(int threads, int n, double *onednn, double *blas);
 
 #endif

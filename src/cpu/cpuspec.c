@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,7 +130,7 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-double pn_cpu_sgemm_gflops(int threads, int n, char *lib, size_t nl)
+void pn_cpu_sgemm_gflops(int threads, int n, double *onednn, double *blas)
 {
 	size_t nn = (size_t)n * (size_t)n;
 	float *a = pn_xmalloc(nn * sizeof(float)), *b = pn_xmalloc(nn * sizeof(float));
@@ -156,11 +157,32 @@ double pn_cpu_sgemm_gflops(int threads, int n, char *lib, size_t nl)
 	free(a);
 	free(b);
 	free(c);
-	int w = best[1] > best[0];
-	if (lib)
-		snprintf(lib, nl, "%s %.1f, %s %.1f", "oneDNN", best[0],
-			 "OpenBLAS", best[1]);
-	return best[w];
+	*onednn = best[0];
+	*blas = best[1];
+}
+
+/* The kernels OpenBLAS chose for this CPU (openblas_get_corename), and
+ * whether they leave out the CPU's AVX2: OpenBLAS 0.3.21 (Debian 12) does
+ * not know newer CPUs (Sapphire and Emerald Rapids among them) and falls
+ * back to its SSE3 "Prescott" kernels, at a quarter of the rate; every
+ * fp32 dense layer, pn-time's and PyTorch's (which calls the same
+ * OpenBLAS), then runs at that rate. */
+static int blas_behind(char *core, size_t n)
+{
+	static const char *const avx2[] = {"haswell", "zen", "skylakex",
+		"cooperlake", "sapphirerapids", "excavator", NULL};
+	const char *c = openblas_get_corename();
+	snprintf(core, n, "%s", c ? c : "unknown");
+	for (char *p = core; *p; p++)
+		if (isspace((unsigned char)*p))
+			*p = '_';
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2"))
+		return 0;
+	for (int i = 0; avx2[i]; i++)
+		if (strcasecmp(core, avx2[i]) == 0)
+			return 0;
+	return 1;
 }
 
 /* bf16 x bf16 -> fp32 matmul of n x n through oneDNN: the rate of the
@@ -322,7 +344,7 @@ static void header_line(char *buf, size_t n)
 
 static void measure(char *row, size_t n, int threads)
 {
-	char name[256], model[256], vendor[64], flags[8192], mhz[64], lib[128];
+	char name[256], model[256], vendor[64], flags[8192], mhz[64], core[64];
 	pn_cpu_name(name, sizeof name, threads);
 	cpuinfo("model name", model, sizeof model);
 	cpuinfo("vendor_id", vendor, sizeof vendor);
@@ -340,7 +362,22 @@ static void measure(char *row, size_t n, int threads)
 		     (double)sysconf(_SC_PAGESIZE) / 1e9;
 	omp_set_num_threads(threads);
 	clk = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-	double gf = pn_cpu_sgemm_gflops(threads, 1536, lib, sizeof lib);
+	double dnn, blas;
+	pn_cpu_sgemm_gflops(threads, 1536, &dnn, &blas);
+	int behind = blas_behind(core, sizeof core);
+	char ver[32] = "";
+	const char *conf = openblas_get_config();      /* "OpenBLAS 0.3.21 ..." */
+	if (conf && sscanf(conf, "OpenBLAS %31s", ver) != 1)
+		ver[0] = '\0';
+	if (behind)
+		pn_warn("OpenBLAS runs its %s kernels on this CPU, which has "
+			"AVX2 (OpenBLAS%s%s does not know it): its sgemm "
+			"reaches %.1f GFLOP/s, oneDNN's %.1f; fp32 dense layers "
+			"run at that rate, pn-time's as PyTorch's, which calls "
+			"the same OpenBLAS (blas_fp32_gflops); "
+			"OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2) "
+			"in the environment of both selects faster kernels",
+			core, ver[0] ? " " : "", ver, blas, dnn);
 	char why[128], bf[64] = "NA", bfsrc[192];
 	double bg = pn_cpu_native_bf16(why, sizeof why) ? bf16_gflops(1536) : NAN;
 	if (bg > 0) {
@@ -358,12 +395,15 @@ static void measure(char *row, size_t n, int threads)
 	snprintf(row, n, "%s\t%s x%d\t%s\t%s\tNA\t%d\t%ld\tNA\t%.0f\t%.1f\tNA\t"
 		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\t%s\tNA\tNA\tNA\tmeasured by "
 		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
-		 "GFLOP/s %s; %s in bf16_gflops; triad bandwidth; l2_mb holds "
-		 "the last-level cache; no other per-unit peak measured\tNA\tNA\t"
-		 "NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\n", name, model[0] ? model : "cpu",
+		 "GFLOP/s oneDNN %.1f, OpenBLAS %.1f (its %s kernels%s; in "
+		 "blas_fp32_gflops); %s in bf16_gflops; triad bandwidth; l2_mb "
+		 "holds the last-level cache; no other per-unit peak measured"
+		 "\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\t%.1f\n",
+		 name, model[0] ? model : "cpu",
 		 threads, v, isa, threads, cores, clock > 0 ? clock : 1, mem, bw,
-		 isnan(l3) ? 1 : l3, gf, bf, date, threads, threads > 1 ? "s" : "",
-		 lib, bfsrc);
+		 isnan(l3) ? 1 : l3, fmax(dnn, blas), bf, date, threads,
+		 threads > 1 ? "s" : "", dnn, blas, core,
+		 behind ? ", without the CPU's AVX2" : "", bfsrc, blas);
 }
 
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)

@@ -9,7 +9,8 @@
 #include "tsv.h"
 
 const pn_drift_rule pn_drift_cpu[] = {
-	{"fp32_gflops", 0.15}, {"bf16_gflops", 0.15}, {"mem_bw_gbs", 0.15},
+	{"fp32_gflops", 0.15}, {"blas_fp32_gflops", 0.15},
+	{"bf16_gflops", 0.15}, {"mem_bw_gbs", 0.15},
 	{"cores", 0}, {"l2_mb", 0}, {NULL, 0}
 };
 

@@ -10,6 +10,7 @@
  *
  *   column        tolerance  why
  *   fp32_gflops   15%        measured (sgemm): repeated measurements on one
+ *   blas_fp32_gflops 15%
  *   bf16_gflops   15%        quiet machine agree within a few percent, a
  *   mem_bw_gbs    15%        busy one within about 10%; the drift seen in
  *                            practice is 1.3x to 2x
@@ -33,8 +34,8 @@ typedef struct {
 	double tol;
 } pn_drift_rule;
 
-/* The CPU's (pn-time --cpu-spec: fp32_gflops bf16_gflops mem_bw_gbs cores
- * l2_mb) and a CUDA GPU's (its properties: sms mem_gb l2_mb) rules, each
+/* The CPU's (pn-time --cpu-spec: fp32_gflops blas_fp32_gflops bf16_gflops
+ * mem_bw_gbs cores l2_mb) and a CUDA GPU's (its properties: sms mem_gb l2_mb) rules, each
  * ended by a NULL col. */
 extern const pn_drift_rule pn_drift_cpu[], pn_drift_gpu[];
 

@@ -32,6 +32,7 @@ const pn_gpu_col pn_gpu_cols[] = {
 	N(fp16_tc_f16acc_gflops, POSITIVE, -1),
 	N(fp8_tc_gflops, POSITIVE, -1), N(int8_tc_gops, POSITIVE, -1),
 	N(tc_mhz, POSITIVE, -1), N(fp32_lanes, COUNT, -1),
+	N(blas_fp32_gflops, POSITIVE, -1),
 #undef T
 #undef N
 	{NULL, 0, 0, 0}

@@ -2,7 +2,8 @@
  *
  * One row per accelerator; see gpuspecs/README.md for the columns.  Numeric
  * values that the table gives as NA are NAN here.  The nine per-unit peak
- * columns (fp64_gflops ... tc_mhz) and fp32_lanes are optional: a table
+ * columns (fp64_gflops ... tc_mhz), fp32_lanes and blas_fp32_gflops are
+ * optional: a table
  * without one of them reads as NA in every row (tables written before they existed, such
  * as an old pn-time --cpu-spec row).  Lookup is by canonical
  * name or any alias, ignoring case and every character that is not a letter
@@ -25,6 +26,9 @@ typedef struct {
 		int8_tc_gops, tc_mhz;
 	/* FP32 lanes per SM that share no datapath with INT32 (count) */
 	double fp32_lanes;
+	/* the sgemm rate of the BLAS a framework's fp32 dense layers call
+	 * (GFLOP/s; a CPU's OpenBLAS, measured by pn-time --cpu-spec) */
+	double blas_fp32_gflops;
 } pn_gpu;
 
 typedef struct {
@@ -41,10 +45,11 @@ const char *pn_gpus_path(const char *path);
 
 /* The columns of a table, in the order pn-specs(1) and pn-time --cpu-spec
  * write them (name ... source, then the per-unit peaks fp64_gflops ...
- * tc_mhz, then fp32_lanes), a NULL name last: each column's field of pn_gpu
+ * tc_mhz, then fp32_lanes, blas_fp32_gflops), a NULL name last: each
+ * column's field of pn_gpu
  * (a char * for text, else a double), what a value may be, and whether it
  * is required (1), may be NA (0), or may be NA or absent from the table
- * (-1: the per-unit peaks and fp32_lanes). */
+ * (-1: the per-unit peaks, fp32_lanes and blas_fp32_gflops). */
 enum { PN_GPU_TEXT, PN_GPU_COUNT, PN_GPU_POSITIVE, PN_GPU_NONNEG };
 typedef struct {
 	const char *name;

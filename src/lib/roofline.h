@@ -61,8 +61,13 @@
  * precision without a matrix rate (Pascal, BF16 before Ampere) computes in
  * FP32 where that is faster than the half vector rate (cuBLAS's FP32
  * compute type; PyTorch's elementwise kernels compute half in float), so
- * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops only
- * (a measured sgemm rate), which every precision falls back to.  FP8 and
+ * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops (the
+ * better of oneDNN's and OpenBLAS's measured sgemm), which every precision
+ * falls back to, and bf16_gflops where the CPU has native bf16; an fp32
+ * dense layer, which PyTorch and pn-time run through the BLAS (OpenBLAS)
+ * rather than oneDNN, has the BLAS's rate, blas_fp32_gflops, where the row
+ * gives it (pn-time --cpu-spec measures it; OpenBLAS 0.3.21 runs a quarter
+ * as fast as oneDNN on CPUs it does not know).  FP8 and
  * INT8 (fp8_tc_gflops, int8_tc_gops) have no precision in layer.h yet. */
 typedef struct {
 	double gflops;          /* the peak, GFLOP/s */
