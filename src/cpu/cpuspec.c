@@ -166,7 +166,8 @@ void pn_cpu_sgemm_gflops(int threads, int n, double *onednn, double *blas)
  * not know newer CPUs (Sapphire and Emerald Rapids among them) and falls
  * back to its SSE3 "Prescott" kernels, at a quarter of the rate; every
  * fp32 dense layer, pn-time's and PyTorch's (which calls the same
- * OpenBLAS), then runs at that rate. */
+ * OpenBLAS, for bmm and its recurrent cells too), then runs at that
+ * rate. */
 static int blas_behind(char *core, size_t n)
 {
 	static const char *const avx2[] = {"haswell", "zen", "skylakex",
@@ -374,7 +375,8 @@ static void measure(char *row, size_t n, int threads)
 			"AVX2 (OpenBLAS%s%s does not know it): its sgemm "
 			"reaches %.1f GFLOP/s, oneDNN's %.1f; fp32 dense layers "
 			"run at that rate, pn-time's as PyTorch's, which calls "
-			"the same OpenBLAS (blas_fp32_gflops); "
+			"the same OpenBLAS for its Linear, bmm and recurrent "
+			"cells (blas_fp32_gflops); "
 			"OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2) "
 			"in the environment of both selects faster kernels",
 			core, ver[0] ? " " : "", ver, blas, dnn);

@@ -26,7 +26,7 @@ typedef struct {
 		int8_tc_gops, tc_mhz;
 	/* FP32 lanes per SM that share no datapath with INT32 (count) */
 	double fp32_lanes;
-	/* the sgemm rate of the BLAS a framework's fp32 dense layers call
+	/* the sgemm rate of the BLAS a framework's fp32 GEMMs call
 	 * (GFLOP/s; a CPU's OpenBLAS, measured by pn-time --cpu-spec) */
 	double blas_fp32_gflops;
 } pn_gpu;

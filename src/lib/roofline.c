@@ -50,9 +50,9 @@ pn_peak pn_unit_peak(const pn_gpu *g, pn_layer_type t, pn_prec p)
 {
 	if ((unsigned)p >= PN_NPREC)
 		PN_BUG("no such precision");
-	if (t == PN_DENSE && p == PN_FP32 && !isnan(g->blas_fp32_gflops))
-		return (pn_peak){g->blas_fp32_gflops, "blas_fp32_gflops"};
 	int m = pn_unit_matrix(t);
+	if (m && t != PN_CONV2D && p == PN_FP32 && !isnan(g->blas_fp32_gflops))
+		return (pn_peak){g->blas_fp32_gflops, "blas_fp32_gflops"};
 	for (int i = 0; i < 2; i++)
 		if (!isnan(spec(g, rules[p][m].first[i])))
 			return (pn_peak){spec(g, rules[p][m].first[i]),

@@ -63,11 +63,13 @@
  * compute type; PyTorch's elementwise kernels compute half in float), so
  * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops (the
  * better of oneDNN's and OpenBLAS's measured sgemm), which every precision
- * falls back to, and bf16_gflops where the CPU has native bf16; an fp32
- * dense layer, which PyTorch and pn-time run through the BLAS (OpenBLAS)
- * rather than oneDNN, has the BLAS's rate, blas_fp32_gflops, where the row
- * gives it (pn-time --cpu-spec measures it; OpenBLAS 0.3.21 runs a quarter
- * as fast as oneDNN on CPUs it does not know).  FP8 and
+ * falls back to, and bf16_gflops where the CPU has native bf16.  An fp32
+ * GEMM-like row other than conv2d has the BLAS's rate, blas_fp32_gflops,
+ * where the row gives it: PyTorch runs Linear, bmm (attention's products)
+ * and its CPU RNN, LSTM and GRU cells through the BLAS it links (OpenBLAS
+ * on Debian), convolutions through oneDNN (pn-time --cpu-spec measures
+ * both; OpenBLAS 0.3.21 runs a quarter as fast as oneDNN on CPUs it does
+ * not know, and torch.bmm and an LSTM then take 3.1x and 2.4x as long).  FP8 and
  * INT8 (fp8_tc_gflops, int8_tc_gops) have no precision in layer.h yet. */
 typedef struct {
 	double gflops;          /* the peak, GFLOP/s */
