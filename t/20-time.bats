@@ -113,7 +113,14 @@ has_cuda_device() {
 	printf 'layer\tbatch\tin_features\tout_features\tbias\tpass\toptimizer\ndense\t8\t64\t32\t1\ttrain\tsgd\n' |
 		pn-time -q -r 2 -w 1 >"$BATS_TEST_TMPDIR/o"
 	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
-	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = openblas:sgemm ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == openblas:sgemm:?* ]]
+}
+
+# Prescott's SSE3 kernels run on every x86-64 CPU
+@test "pn-time names the kernels OpenBLAS runs a dense layer's products on in its message" {
+	printf 'layer\tbatch\tin_features\tout_features\tbias\tpass\toptimizer\ndense\t8\t64\t32\t1\tfwd\tnone\n' |
+		OPENBLAS_CORETYPE=Prescott pn-time -q -r 2 -w 1 >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = openblas:sgemm:Prescott ]
 }
 
 @test "pn-time runs a conv2d on plain tensors and times the reorders into the primitive's layouts, as a framework does" {

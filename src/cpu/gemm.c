@@ -91,6 +91,20 @@ static void c_linear_bwd(const op *o)
 			p->db[j] += p->dz[i * O + j];
 }
 
+/* "openblas:sgemm:CORE", CORE the kernels OpenBLAS chose for this CPU
+ * (its SSE3 "Prescott" where it does not know the CPU: a quarter of the
+ * rate; pn-time --cpu-spec warns) */
+static const char *blas_note(void)
+{
+	static char note[96];
+	if (!note[0]) {
+		const char *c = openblas_get_corename();
+		snprintf(note, sizeof note, "openblas:sgemm:%s",
+			 c && *c ? c : "unknown");
+	}
+	return note;
+}
+
 /* The products of an fp32 dense layer on OpenBLAS (see the top of the
  * file): y = x W^T + b into FWD, or dx, dW, db from dz into BWD. */
 static void blas_fwd(pn_run *r, dnnl_memory_t x, dnnl_memory_t w,
@@ -100,7 +114,7 @@ static void blas_fwd(pn_run *r, dnnl_memory_t x, dnnl_memory_t w,
 	op *o = dn_cop(r, FWD, c_linear);
 	if (!o)
 		return;
-	dn_note(r, "openblas:sgemm");
+	dn_note(r, blas_note());
 	*o = (op){.fn = c_linear, .a = dn_ptr(x), .b = dn_ptr(y),
 		  .c = b ? dn_ptr(b) : NULL, .d = dn_ptr(w), .n = B, .m = O,
 		  .k = (int)I};
