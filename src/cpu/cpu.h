@@ -29,6 +29,11 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir);
  * and the reason in why (size n). */
 int pn_cpu_native_bf16(char *why, size_t n);
 
+/* The kernels OpenBLAS chose for this CPU (openblas_get_corename, such as
+ * "Haswell", "SkylakeX", "Zen", or "Prescott", its SSE3 fallback for CPUs
+ * it does not know), blanks as '_'; "unknown" when it does not say. */
+const char *pn_cpu_blas_core(void);
+
 /* Measured single-precision GEMM rates in GFLOP/s with threads threads,
  * the best of 4 timed calls on n x n matrices: oneDNN's sgemm in *onednn,
  * OpenBLAS's (the BLAS a framework's dense layers call) in *blas. */

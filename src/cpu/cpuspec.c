@@ -161,27 +161,34 @@ void pn_cpu_sgemm_gflops(int threads, int n, double *onednn, double *blas)
 	*blas = best[1];
 }
 
-/* The kernels OpenBLAS chose for this CPU (openblas_get_corename), and
- * whether they leave out the CPU's AVX2: OpenBLAS 0.3.21 (Debian 12) does
- * not know newer CPUs (Sapphire and Emerald Rapids among them) and falls
- * back to its SSE3 "Prescott" kernels, at a quarter of the rate; every
- * fp32 dense layer, pn-time's and PyTorch's (which calls the same
- * OpenBLAS, for bmm and its recurrent cells too), then runs at that
+const char *pn_cpu_blas_core(void)
+{
+	static char core[64];
+	if (!core[0]) {
+		const char *c = openblas_get_corename();
+		snprintf(core, sizeof core, "%s", c && *c ? c : "unknown");
+		for (char *p = core; *p; p++)
+			if (isspace((unsigned char)*p))
+				*p = '_';
+	}
+	return core;
+}
+
+/* Whether OpenBLAS's kernels leave out the CPU's AVX2: OpenBLAS 0.3.21
+ * (Debian 12) does not know newer CPUs (Sapphire and Emerald Rapids among
+ * them) and falls back to its SSE3 "Prescott" kernels, at a quarter of the
+ * rate; every fp32 dense layer, pn-time's and PyTorch's (which calls the
+ * same OpenBLAS, for bmm and its recurrent cells too), then runs at that
  * rate. */
-static int blas_behind(char *core, size_t n)
+static int blas_behind(void)
 {
 	static const char *const avx2[] = {"haswell", "zen", "skylakex",
 		"cooperlake", "sapphirerapids", "excavator", NULL};
-	const char *c = openblas_get_corename();
-	snprintf(core, n, "%s", c ? c : "unknown");
-	for (char *p = core; *p; p++)
-		if (isspace((unsigned char)*p))
-			*p = '_';
 	__builtin_cpu_init();
 	if (!__builtin_cpu_supports("avx2"))
 		return 0;
 	for (int i = 0; avx2[i]; i++)
-		if (strcasecmp(core, avx2[i]) == 0)
+		if (strcasecmp(pn_cpu_blas_core(), avx2[i]) == 0)
 			return 0;
 	return 1;
 }
@@ -345,7 +352,7 @@ static void header_line(char *buf, size_t n)
 
 static void measure(char *row, size_t n, int threads)
 {
-	char name[256], model[256], vendor[64], flags[8192], mhz[64], core[64];
+	char name[256], model[256], vendor[64], flags[8192], mhz[64];
 	pn_cpu_name(name, sizeof name, threads);
 	cpuinfo("model name", model, sizeof model);
 	cpuinfo("vendor_id", vendor, sizeof vendor);
@@ -365,7 +372,8 @@ static void measure(char *row, size_t n, int threads)
 	clk = threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 	double dnn, blas;
 	pn_cpu_sgemm_gflops(threads, 1536, &dnn, &blas);
-	int behind = blas_behind(core, sizeof core);
+	int behind = blas_behind();
+	const char *core = pn_cpu_blas_core();
 	char ver[32] = "";
 	const char *conf = openblas_get_config();      /* "OpenBLAS 0.3.21 ..." */
 	if (conf && sscanf(conf, "OpenBLAS %31s", ver) != 1)

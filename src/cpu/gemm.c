@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "dnn.h"
 #include "err.h"
 
@@ -92,16 +93,14 @@ static void c_linear_bwd(const op *o)
 }
 
 /* "openblas:sgemm:CORE", CORE the kernels OpenBLAS chose for this CPU
- * (its SSE3 "Prescott" where it does not know the CPU: a quarter of the
- * rate; pn-time --cpu-spec warns) */
+ * (pn_cpu_blas_core; its SSE3 "Prescott" where it does not know the CPU:
+ * a quarter of the rate, and pn-time --cpu-spec warns) */
 static const char *blas_note(void)
 {
 	static char note[96];
-	if (!note[0]) {
-		const char *c = openblas_get_corename();
+	if (!note[0])
 		snprintf(note, sizeof note, "openblas:sgemm:%s",
-			 c && *c ? c : "unknown");
-	}
+			 pn_cpu_blas_core());
 	return note;
 }
 

@@ -8,16 +8,16 @@
  * data shows it.  pn-time compares what it reads or measures now with the
  * stored row, column by column:
  *
- *   column        tolerance  why
- *   fp32_gflops   15%        measured (sgemm): repeated measurements on one
- *   blas_fp32_gflops 15%
- *   bf16_gflops   15%        quiet machine agree within a few percent, a
- *   mem_bw_gbs    15%        busy one within about 10%; the drift seen in
- *                            practice is 1.3x to 2x
- *   cores, sms    exact      counted: another count is another machine
- *   l2_mb         exact      read from the system (sysfs, CUDA)
- *   mem_gb        15%        the GPU's memory as CUDA reports it, in 1e9
- *                            bytes, against the spec sheet's size
+ *   column            tolerance  why
+ *   fp32_gflops       15%        measured (sgemm, bf16 matmul, triad):
+ *   blas_fp32_gflops  15%        repeated measurements on one quiet machine
+ *   bf16_gflops       15%        agree within a few percent, a busy one's
+ *   mem_bw_gbs        15%        within about 10%; the drift seen in
+ *                                practice is 1.3x to 2x
+ *   cores, sms        exact      counted: another count is another machine
+ *   l2_mb             exact      read from the system (sysfs, CUDA)
+ *   mem_gb            15%        the GPU's memory as CUDA reports it, in 1e9
+ *                                bytes, against the spec sheet's size
  *
  * A column NA in either row is not compared.
  */
@@ -35,8 +35,8 @@ typedef struct {
 } pn_drift_rule;
 
 /* The CPU's (pn-time --cpu-spec: fp32_gflops blas_fp32_gflops bf16_gflops
- * mem_bw_gbs cores l2_mb) and a CUDA GPU's (its properties: sms mem_gb l2_mb) rules, each
- * ended by a NULL col. */
+ * mem_bw_gbs cores l2_mb) and a CUDA GPU's (its properties: sms mem_gb
+ * l2_mb) rules, each ended by a NULL col. */
 extern const pn_drift_rule pn_drift_cpu[], pn_drift_gpu[];
 
 /* The numbers of a spec row given as its header line and row line

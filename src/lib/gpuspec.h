@@ -3,9 +3,8 @@
  * One row per accelerator; see gpuspecs/README.md for the columns.  Numeric
  * values that the table gives as NA are NAN here.  The nine per-unit peak
  * columns (fp64_gflops ... tc_mhz), fp32_lanes and blas_fp32_gflops are
- * optional: a table
- * without one of them reads as NA in every row (tables written before they existed, such
- * as an old pn-time --cpu-spec row).  Lookup is by canonical
+ * optional: a table without one of them reads as NA in every row (tables
+ * written before they existed, such as an old pn-time --cpu-spec row).  Lookup is by canonical
  * name or any alias, ignoring case and every character that is not a letter
  * or digit ("Tesla_T4", "tesla t4" and "T4" name one row).
  */
@@ -46,8 +45,7 @@ const char *pn_gpus_path(const char *path);
 /* The columns of a table, in the order pn-specs(1) and pn-time --cpu-spec
  * write them (name ... source, then the per-unit peaks fp64_gflops ...
  * tc_mhz, then fp32_lanes, blas_fp32_gflops), a NULL name last: each
- * column's field of pn_gpu
- * (a char * for text, else a double), what a value may be, and whether it
+ * column's field of pn_gpu (a char * for text, else a double), what a value may be, and whether it
  * is required (1), may be NA (0), or may be NA or absent from the table
  * (-1: the per-unit peaks, fp32_lanes and blas_fp32_gflops). */
 enum { PN_GPU_TEXT, PN_GPU_COUNT, PN_GPU_POSITIVE, PN_GPU_NONNEG };

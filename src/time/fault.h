@@ -11,7 +11,7 @@
  *
  * Usage, in the function whose frame stays alive while the row runs:
  *
- *   pn_run *volatile run = NULL;    (what the fault handling reads)
+ *   pn_run *volatile held = NULL;   (what the fault handling reads)
  *   if (sigsetjmp(*pn_fault_arm(), 1) != 0) {
  *           (a fault: the guard is disarmed; free what is held)
  *           return PN_ERROR;
