@@ -8,7 +8,8 @@ samples/frameworks/ ships the result).
 
 --only measures the named layer rows alone (e.g. --only xent), to add
 a layer type to a shipped profile without measuring the rest again
-(--only page: page.fault and step.page).
+(--only page: page.fault and step.page; --only element: the
+optimizers' opt.NAME.element rows).
 
 Every cost is a thread CPU time (time.thread_time_ns: other processes do
 not count) on 1-element tensors, so that the kernels' own work is ~0 and
@@ -31,7 +32,10 @@ nodes, the Python module call.  Medians over ROUNDS (15) rounds of REPS
                  over 8 to 72 tensors of 1 element (torch 1.13 on the CPU
                  takes the single-tensor path: foreach is False)
   opt.NAME[.momentum].element  per weight element: the slope between one
-                 tensor of 2^20 and of 2^22 elements
+                 tensor of 2^20 and of 2^22 elements, in a child process
+                 whose malloc keeps freed pages (KEEP below: step.page
+                 charges a step's fresh pages, the optimizer's
+                 temporaries among them)
   op.fwd, op.bwd  one forward op that autograd records, one backward node
                  (a chain of 8 to 72 muls): for reference, not read by pn
   page.fault     touching a 4 KiB page afresh (the kernel's fault and its
@@ -53,6 +57,7 @@ versions, date and load go to standard error.
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -160,11 +165,24 @@ def optimizer(name):
 
 ELEMENTS = (1 << 20, 1 << 22)
 
+# glibc's malloc told to keep what is freed: blocks up to 32 MiB (its
+# largest mmap threshold) from the heap, which is never trimmed.  The
+# element rows are measured in a child process under it (the variables
+# are read when the process starts), so that an optimizer's temporaries
+# (Adam's sqrt and quotient, two weight-sized tensors a step) reuse their
+# pages: pn-sum charges a step's fresh pages once, by step.page, and the
+# temporaries are among them (memory.h's fresh).  Without it each step
+# faulted them in anew: Adam's slope was 8.7 ns a weight, 4.2 with them
+# kept (Intel Xeon VM, 2026-11-30; 4082 and 228 faults a step).
+KEEP = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+        "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
+OPTIMIZERS = ("sgd", "sgd_momentum", "adam")
+
 
 def optimizer_elements(name):
     """The optimizer step per weight element, us: the slope between one
     tensor of ELEMENTS[0] and of ELEMENTS[1] elements (4 and 16 MB: beyond
-    the caches, as a network's weights are)."""
+    the caches, as a network's weights are); run under KEEP."""
     def make(n):
         p = torch.zeros(n, requires_grad=True)
         o = (torch.optim.Adam([p], lr=1e-3) if name == "adam" else
@@ -179,6 +197,24 @@ def optimizer_elements(name):
     reps = 5
     return statistics.median((clock(f2, reps) - clock(f1, reps)) /
                              (ELEMENTS[1] - ELEMENTS[0]) for _ in range(ROUNDS))
+
+
+def element_rows():
+    """opt.NAME.element of every optimizer, measured in a child process
+    under KEEP (this script again, --only element)."""
+    if all(os.environ.get(k) == v for k, v in KEEP.items()):
+        return [("opt.%s.element" % n.replace("_", "."),
+                 optimizer_elements(n), "per weight element, freed pages "
+                 "kept (step.page charges fresh ones)") for n in OPTIMIZERS]
+    child = subprocess.run([sys.executable, os.path.abspath(__file__),
+                            "--only", "element"], env=dict(os.environ, **KEEP),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+    if child.returncode != 0:           # its stderr: only on failure
+        sys.exit("framework_cpu.py: measuring the element rows failed:\n" +
+                 child.stderr)
+    return [(k, float(v), w) for k, v, w in
+            (l.split("\t") for l in child.stdout.splitlines()[1:])]
 
 
 def engine_start():
@@ -318,7 +354,7 @@ def main(argv):
     if argv[:1] == ["--only"] and len(argv) > 1:
         only = argv[1].split(",")
         argv = argv[2:]
-        unknown = set(only) - {n for n, _, _ in LAYERS} - {"page"}
+        unknown = set(only) - {n for n, _, _ in LAYERS} - {"page", "element"}
         if unknown:
             sys.exit("framework_cpu.py: no layer %s" % ", ".join(sorted(unknown)))
     out = open(argv[0], "w") if argv else sys.stdout
@@ -326,6 +362,8 @@ def main(argv):
         rows = layer_rows([l for l in LAYERS if l[0] in only])
         if "page" in only:
             rows += page_rows()
+        if "element" in only:
+            rows += element_rows()
         print("cost\tus\twhat", file=out)
         for k, v, w in rows:
             print("%s\t%.4g\t%s" % (k, v, w), file=out)
@@ -342,9 +380,7 @@ def main(argv):
     rows.append(("opt.sgd.momentum", optimizer("sgd_momentum")[0],
                  "per parameter tensor: SGD, momentum 0.9"))
     rows.append(("opt.adam", optimizer("adam")[0], "per parameter tensor: Adam"))
-    for name in ("sgd", "sgd_momentum", "adam"):
-        rows.append(("opt.%s.element" % name.replace("_", "."),
-                     optimizer_elements(name), "per weight element"))
+    rows += element_rows()
     rows += layer_rows(LAYERS)
     rows += page_rows()
     print("cost\tus\twhat", file=out)

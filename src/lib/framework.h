@@ -29,7 +29,9 @@
  *   opt.NAME.element   per weight element: the framework's update itself
  *                      (PyTorch 1.13's single-tensor Adam runs ~10 passes
  *                      over each weight-sized tensor where pn-time's
- *                      fused loop runs one)
+ *                      fused loop runs one), its temporaries' pages kept
+ *                      from step to step: step.page charges the pages a
+ *                      step faults in
  *   opt.NAME.momentum opt.NAME.momentum.element  the same with pn-sum
  *                      --momentum (sgd, rmsprop)
  *   TYPE.fwd TYPE.bwd  the forward and backward of one row of layer type
