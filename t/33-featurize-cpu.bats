@@ -65,10 +65,35 @@ want_cpu_ms() {
 	near "$(col "$O" cpu_ms 1)" "$(want_cpu_ms 5648 1 0)"
 }
 
+# the add train row (row 7) with its op replaced by OP
+train_op() {
+	awk -F'\t' -v OFS='\t' -v op="$1" 'NR == 8 { $2 = op } NR == 1 || NR == 8' "$L" >"$BATS_TEST_TMPDIR/$1.tsv"
+	pn-featurize $CG "$BATS_TEST_TMPDIR/$1.tsv" >"$O.$1"
+}
+
 @test "pn-featurize cpu_ms counts three calls for a train row" {
+	# a mul of 2 x 1000 elements: its backward runs two products
+	train_op mul
+	[ "$(col "$O.mul" pass 1)" = train ]
+	[ "$(col "$O.mul" traffic 1)" = 36000 ]
+	near "$(col "$O.mul" cpu_ms 1)" "$(want_cpu_ms 36000 3 0)"
+}
+
+@test "pn-featurize cpu_ms of a train row whose gradient passes is its forward's" {
+	# add: no backward kernel; one call and the forward's 12000 bytes,
+	# while traffic keeps the row's three passes
 	[ "$(col "$O" pass 7)" = train ]
 	[ "$(col "$O" traffic 7)" = 36000 ]
-	near "$(col "$O" cpu_ms 7)" "$(want_cpu_ms 36000 3 0)"
+	near "$(col "$O" cpu_ms 7)" "$(want_cpu_ms 12000 1 0)"
+}
+
+@test "pn-featurize cpu_ms of an elementwise op that computes more than it moves counts its own FLOPs an element" {
+	# pow: 470 FLOPs an element forward, 800 backward; 1000 elements,
+	# 12.7 us at 100 GFLOP/s against 36000 bytes' 2.2 us
+	train_op pow
+	[ "$(col "$O.pow" traffic 1)" = 36000 ]
+	[ "$(col "$O.pow" flops 1)" = 3000 ]
+	near "$(col "$O.pow" cpu_ms 1)" "$(want_cpu_ms 36000 3 0 1270000)"
 }
 
 @test "pn-featurize cpu_ms adds the conversion to fp32 and back of a bf16 vector op's elements" {

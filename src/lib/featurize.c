@@ -191,6 +191,41 @@ static void power_features(const pn_work *w, const pn_gpu *g,
 #define CPU_ACT_CYCLES 1.2
 #define CPU_ACT_BWD_CYCLES 0.6
 
+/* Elementwise ops whose CPU kernels compute more than they move: their
+ * arithmetic per element, forward and backward, in fp32 FLOPs of the
+ * vector units, from the median cycles an element of samples/cpu-bf16's
+ * fp32 rows of 200,000 elements or more (fwd rows; a train row's
+ * backward) times that CPU's fp32_gflops over its clock (108.8 GFLOP/s at
+ * 2596 MHz: 41.9 a cycle).  A bf16 row computes in fp32 lanes too, so
+ * its compute stays where its bytes halve: exp, sigmoid and tanh run
+ * 0.86, 1.09 and 1.29 cycles an element forward in fp32 and 0.80, 1.07
+ * and 1.21 in bf16, where a streaming op goes from 0.23 to 0.17.  A
+ * backward whose time is its traffic (exp, sigmoid and tanh from their
+ * output, about relu's 0.6 cycles) keeps the default; pow is pn-time's
+ * scalar powf loop. */
+static const struct {
+	const char *op;
+	double fwd, bwd;
+} elem_flops[] = {
+	{"exp", 36, 2}, {"sigmoid", 46, 2}, {"tanh", 54, 2},
+	{"gelu", 67, 90}, {"silu_mul", 82, 120}, {"gelu_mul", 83, 140},
+	{"pow", 470, 800},
+};
+
+/* The FLOPs of l's compute on a CPU: w's, but an elementwise op of
+ * elem_flops's its own per element (the backward's in a train row). */
+static double cpu_flops(const pn_layer *l, const pn_work *w)
+{
+	if (l->type != PN_ELEMENTWISE)
+		return w->flops;
+	for (size_t i = 0; i < sizeof elem_flops / sizeof *elem_flops; i++)
+		if (strcmp(l->op, elem_flops[i].op) == 0)
+			return l->batch * l->seq_len * l->dim *
+			       (elem_flops[i].fwd +
+				(l->train ? elem_flops[i].bwd : 0));
+	return w->flops;
+}
+
 /* d rounded up to a whole number of blocks of b, over d. */
 static double pad_ratio(double d, double b)
 {
@@ -303,17 +338,29 @@ static double conv_seconds(const pn_layer *l, const pn_work *w, double hz,
 }
 
 /* pad_co, cpu_ms, mask_p and vec_tail (featurize.h); peak is the row's
- * unit peak, GFLOP/s. */
+ * unit peak, GFLOP/s.  A train row of an elementwise op whose gradient
+ * passes (pn_elem_passes_grad) is its forward: one call, its work. */
 static void cpu_features(const pn_layer *l, const pn_work *w,
 			 const pn_gpu *g, double peak, double *f)
 {
+	pn_layer fl;
+	pn_work fw;
+	if (l->type == PN_ELEMENTWISE && l->train &&
+	    pn_elem_passes_grad(l->op)) {
+		fl = *l;
+		fl.train = 0;
+		fl.optimizer = PN_OPT_NONE;
+		pn_layer_work(&fl, &fw);
+		l = &fl;
+		w = &fw;
+	}
 	double pad = cpu_padding(l), hz = g->boost_mhz * 1e6, b = w->traffic;
 	double r = b / (g->l2_mb * 1e6), hit = 1 / (1 + r * r);
 	double mem = b * (hit / (CPU_LLC_BPC * hz) +
 			  (1 - hit) / (g->mem_bw_gbs * 1e9));
 	double work = l->type == PN_CONV2D ?
 		      conv_seconds(l, w, hz, peak * 1e9) :
-		      fmax(w->flops * pad / (peak * 1e9), mem);
+		      fmax(cpu_flops(l, w) * pad / (peak * 1e9), mem);
 	double cvt = 0;
 	if (!pn_unit_matrix(l->type) && l->bytes == 2)
 		cvt = 2 * (b / 2) / (g->fp32_gflops * 1e9 / 2);

@@ -185,6 +185,12 @@ int pn_elem_gated(const char *op)
 	return pn_name_index(elemops, op) >= NGATED;
 }
 
+int pn_elem_passes_grad(const char *op)
+{
+	static const char *const pass[] = {"add", "addu", "subu", "copy", 0};
+	return pn_name_index(pass, op) >= 0;
+}
+
 static int needs(pn_layer_type t, const char *name)
 {
 	return pn_name_index(pn_layer_defs[t].dims, name) >= 0;

@@ -171,6 +171,10 @@ int pn_prec_bytes(pn_prec p);
 const char *const *pn_elem_ops(void);
 int pn_elem_binary(const char *op);
 int pn_elem_gated(const char *op);
+/* Whether op's backward passes the output's gradient on as its inputs'
+ * (add addu subu copy): a train row runs no backward kernel for it, as
+ * autograd does not (pn-time's CPU backend neither). */
+int pn_elem_passes_grad(const char *op);
 
 /* ---- NeuSight's operators --------------------------------------------- */
 
