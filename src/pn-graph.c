@@ -290,6 +290,14 @@ typedef struct {
 	double in_elems, out_elems;   /* the node's, for VEC traffic */
 } node_io;
 
+/* An AccOps entry's tensors: the gradient kept and the new one in, their
+ * sum out, 12 bytes an element.  NeuSight's labels train without
+ * zero_grad, so from the second iteration on autograd's AccumulateGrad
+ * adds every weight's new gradient to the one it holds, in place; NeuSight
+ * gives the add the bytes per element of its node's own input and output
+ * (a Linear's activations), 5 to 2052 bytes an element of the weight. */
+static const node_io acc_io = {2, 1};
+
 /* A VEC row's dimensions d[0] x d[1], bytes moved an element mpo. */
 static void vec_dims(orow *r, const double *d, double mpo)
 {
@@ -1188,8 +1196,8 @@ int main(int argc, char **argv)
 				emit_bw(f, &b, ops, &at, nodes, d, repeat,
 					traced) :
 				emit_ops(f, &b, ops, &at, d->name, phase[p],
-					 repeat, traced, &d->io, d->fused, 0,
-					 0);
+					 repeat, traced, p == 2 && !neusight ?
+					 &acc_io : &d->io, d->fused, 0, 0);
 		}
 	}
 	if (rows == 0)

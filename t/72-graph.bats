@@ -23,11 +23,20 @@ same_as_shipped() {
 
 @test "pn-graph gives VEC rows NeuSight's MemPerO traffic" {
 	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
-	# addmm: inputs 12 + 16*4 + 4*12, output 16*12 elements:
-	# MemPerO = 4 * (124 + 192) / 192; VECadd [1, 48] moves 48 * MemPerO
-	[ "$(awk -F'\t' '$1 == "addmm" && $9 == 48 {print $17}' "$BATS_TEST_TMPDIR/o")" = 316 ]
 	# add_15: two inputs and one output of 64: MemPerO 12, 16 * 4 * 12
 	[ "$(awk -F'\t' '$1 == "add_15" && $3 == "fwd" {print $17}' "$BATS_TEST_TMPDIR/o")" = 768 ]
+}
+
+@test "pn-graph --neusight gives an AccOps add its node's MemPerO traffic" {
+	pn-graph --neusight -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	# addmm: inputs 12 + 16*4 + 4*12, output 16*12 elements:
+	# MemPerO = 4 * (124 + 192) / 192; VECadd [1, 48] moves 48 * MemPerO
+	[ "$(awk -F'\t' '$1 == "addmm" && $3 == "acc" && $9 == 48 {print $17}' "$BATS_TEST_TMPDIR/o")" = 316 ]
+}
+
+@test "pn-graph gives an AccOps add 12 bytes an element: the gradient kept and the new one in, the sum out" {
+	pn-graph -l 3 "$G/tiny.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "addmm" && $3 == "acc" {print $9 ":" $17}' "$BATS_TEST_TMPDIR/o" | tr '\n' ,)" = "48:576,12:144," ]
 }
 
 @test "pn-graph repeats only the block's rows num_layer times" {
