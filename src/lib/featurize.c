@@ -220,8 +220,7 @@ static double cpu_flops(const pn_layer *l, const pn_work *w)
 		return w->flops;
 	for (size_t i = 0; i < sizeof elem_flops / sizeof *elem_flops; i++)
 		if (strcmp(l->op, elem_flops[i].op) == 0)
-			return l->batch * l->seq_len * l->dim *
-			       (elem_flops[i].fwd +
+			return pn_elem_count(l) * (elem_flops[i].fwd +
 				(l->train ? elem_flops[i].bwd : 0));
 	return w->flops;
 }
@@ -262,7 +261,7 @@ static double mask_elements(const pn_layer *l)
 		n = l->batch * l->heads * l->seq_len * l->seq_len;
 		break;
 	case PN_ELEMENTWISE:
-		n = l->batch * l->seq_len * l->dim;
+		n = pn_elem_count(l);
 		break;
 	case PN_RNN: case PN_LSTM: case PN_GRU:
 		n = l->batch * l->seq_len * l->hidden * (1 + l->bidirectional) *

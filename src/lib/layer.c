@@ -185,6 +185,11 @@ int pn_elem_gated(const char *op)
 	return pn_name_index(elemops, op) >= NGATED;
 }
 
+double pn_elem_count(const pn_layer *l)
+{
+	return l->batch * l->seq_len * l->dim;
+}
+
 int pn_elem_passes_grad(const char *op)
 {
 	static const char *const pass[] = {"add", "addu", "subu", "copy", 0};
@@ -712,7 +717,7 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		w->vector = 1;
 		break;
 	case PN_ELEMENTWISE: {
-		double n = B * S * l->dim;
+		double n = pn_elem_count(l);
 		/* one flop an element; a gated op two (its activation and
 		 * its product) */
 		w->flops = w->co = (pn_elem_gated(l->op) ? 2 : 1) * n;

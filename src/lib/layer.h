@@ -219,6 +219,9 @@ typedef struct {
 	double dropout;         /* column dropout (above) */
 } pn_layer;
 
+/* The elements of an elementwise row l: batch x seq_len x dim. */
+double pn_elem_count(const pn_layer *l);
+
 /* Set the dimension column name of l to v (also "bias"): 0, or -1 when
  * name is no dimension column.  pn_layer_get returns NAN for an unknown
  * name. */
