@@ -84,6 +84,9 @@ CUDA_HDRS := $(wildcard src/cuda/*.h src/cuda/*.cuh)
 # backend (oneDNN, src/cpu)
 TIME_OBJ := $(patsubst src/%.c,build/%.o,$(wildcard src/time/*.c))
 TIME_HDRS := $(wildcard src/time/*.h)
+# every header of the cpu backend (cpu.h, dnn.h, ...): a change to one
+# rebuilds every object that may include it
+CPU_HDRS  := $(wildcard src/cpu/*.h)
 CPU_OBJ  := $(patsubst src/%.c,build/%.o,$(wildcard src/cpu/*.c))
 # tools that talk to the GPU link the CUDA objects
 CUDA_TOOLS := bin/pn-specs
@@ -142,7 +145,7 @@ build/cuda/nocuda.o build/cuda/nocuda_time.o: build/cuda/%.o: src/cuda/%.c $(CUD
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/cpu/%.o: src/cpu/%.c src/cpu/cpu.h $(TIME_HDRS) $(HDRS) | build/cpu
+build/cpu/%.o: src/cpu/%.c $(CPU_HDRS) $(TIME_HDRS) $(HDRS) | build/cpu
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
@@ -150,7 +153,8 @@ build/time/%.o: src/time/%.c $(TIME_HDRS) $(HDRS) | build/time
 	$(E) CC $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
-build/pn-time.o: $(TIME_HDRS) src/cpu/cpu.h
+build/pn-time.o: $(TIME_HDRS) $(CPU_HDRS) $(CUDA_HDRS)
+build/pn-specs.o: $(CUDA_HDRS)
 
 # pn-onnx: src/onnx over the protobuf-c code protoc-c makes (or the stub)
 build/onnx/onnx-subset.pb-c.c build/onnx/onnx-subset.pb-c.h &: src/onnx/onnx-subset.proto | build/onnx
