@@ -144,6 +144,11 @@ dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
 	return m;
 }
 
+void dn_fresh(pn_run *r, dnnl_memory_t m)
+{
+	r->fresh = m;
+}
+
 /* A memory object of md on an existing buffer. */
 dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p)
 {
@@ -680,6 +685,7 @@ static void optimize(pn_run *r)
 
 static int cpu_step(pn_run *r, pn_phases *t, char *msg, size_t n)
 {
+	dn_fill(r, r->fresh, -1, 1);
 	double t0 = now_ms();
 	if (exec(r, FWD))
 		goto err;

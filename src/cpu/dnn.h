@@ -77,6 +77,7 @@ struct pn_run {
 	dnnl_memory_t canon[NCANON];       /* tensors of pn_io */
 	dnnl_memory_desc_t cmd[NCANON];    /* ... and their canonical layout */
 	int32_t *idx;                      /* embedding indices, xent targets */
+	dnnl_memory_t fresh;               /* new values before each step */
 	int rnn;                           /* weights need the recurrent map */
 	int nl;                            /* recurrent layers */
 	dnnl_memory_t rw[MAXL][2], rb[MAXL], rdw[MAXL][2], rdb[MAXL];
@@ -113,6 +114,13 @@ float *dn_fbuf(pn_run *r, size_t n);          /* n zeroed floats */
 typedef enum { ZERO, RAND, WEIGHT, NOFILL } fill;
 dnnl_memory_t dn_tensor(pn_run *r, const dnnl_memory_desc_t *md, fill f,
 			double fan);
+/* Give m new random values in [-1, 1) before every step, outside its
+ * timing: a kernel whose branches follow its data (a max pool's
+ * comparisons) would otherwise meet the same data every repetition, and
+ * a branch predictor learns a few thousand of those outcomes by heart,
+ * which a training step, whose data change between the op's calls, never
+ * lets it do. */
+void dn_fresh(pn_run *r, dnnl_memory_t m);
 /* A memory object of md on an existing buffer. */
 dnnl_memory_t dn_view(pn_run *r, const dnnl_memory_desc_t *md, void *p);
 void *dn_ptr(dnnl_memory_t m);

@@ -152,6 +152,8 @@ void dn_pool(pn_run *r)
 	*c = (poolctx){(long)(B * C), (long)X, (long)Y, (long)k, (long)s,
 		       (long)p, dn_ptr(x), dn_ptr(y), NULL, NULL, ind,
 		       dn_dt == dnnl_bf16};
+	if (max)
+		dn_fresh(r, x);
 	op *o = dn_cop(r, FWD, max ? c_maxpool : c_avgpool);
 	o->ctx = c;
 	dn_note(r, "c:nchw");
