@@ -188,7 +188,7 @@ $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
 
 # the optimizer and dropout loops are timed: let the compiler vectorize them
-build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o bnorm.o): CFLAGS += -O3 -fno-math-errno
+build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o bnorm.o pool.o): CFLAGS += -O3 -fno-math-errno
 # ... and the softmax backward's exp, whose clamps are selects only when
 # a comparison may not trap
 build/cpu/vector.o: CFLAGS += -fno-trapping-math
