@@ -406,11 +406,12 @@ static void c_dropout_fwd(const op *o)
 {
 	float s = 1 / (1 - o->f);
 	uint8_t *m = o->mask;
+	uint64_t salt = (uint64_t)o->k + ((uint64_t)*o->draw << 32);
 	if (o->half) {
 		const uint16_t *a = (const uint16_t *)o->a;
 		uint16_t *b = (uint16_t *)o->b;
 		for (size_t i = 0; i < o->n; i++) {
-			int keep = pn_keep((uint64_t)o->k, i, o->f);
+			int keep = pn_keep(salt, i, o->f);
 			if (m)
 				m[i] = (uint8_t)keep;
 			b[i] = keep ? pn_bf16(pn_bf16_f32(a[i]) * s) : 0;
@@ -418,7 +419,7 @@ static void c_dropout_fwd(const op *o)
 		return;
 	}
 	for (size_t i = 0; i < o->n; i++) {
-		int keep = pn_keep((uint64_t)o->k, i, o->f);
+		int keep = pn_keep(salt, i, o->f);
 		if (m)
 			m[i] = (uint8_t)keep;
 		o->b[i] = keep ? o->a[i] * s : 0;
@@ -457,6 +458,7 @@ uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
 	o->k = k;
 	o->half = dn_dt == dnnl_bf16;
 	o->mask = m;
+	o->draw = &r->draw;
 	return m;
 }
 
@@ -686,6 +688,7 @@ static void optimize(pn_run *r)
 static int cpu_step(pn_run *r, pn_phases *t, char *msg, size_t n)
 {
 	dn_fill(r, r->fresh, -1, 1);
+	r->draw++;
 	double t0 = now_ms();
 	if (exec(r, FWD))
 		goto err;
@@ -759,6 +762,7 @@ static size_t canon_elems(const dnnl_memory_desc_t *md)
 
 static int cpu_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 {
+	r->draw = 0;                      /* the masks every backend draws */
 	if (xfer(r, r->canon[CX], &r->cmd[CX], io->x, 1) ||
 	    xfer(r, r->canon[CX2], &r->cmd[CX2], io->x2, 1) ||
 	    xfer(r, r->canon[CDY], &r->cmd[CDY], io->dy, 1))

@@ -44,6 +44,7 @@ typedef struct op {
 	int k;
 	int half;                /* a, b hold bf16, not float (dropout) */
 	uint8_t *mask;           /* dropout's kept mask, 1 byte an element */
+	const long *draw;        /* dropout: the run's draw (salt k's mask) */
 	void *ctx;
 } op;
 
@@ -78,6 +79,8 @@ struct pn_run {
 	dnnl_memory_desc_t cmd[NCANON];    /* ... and their canonical layout */
 	int32_t *idx;                      /* embedding indices, xent targets */
 	dnnl_memory_t fresh;               /* new values before each step */
+	long draw;                         /* steps timed: each draws its
+					      dropout masks anew (0: --check) */
 	int rnn;                           /* weights need the recurrent map */
 	int nl;                            /* recurrent layers */
 	dnnl_memory_t rw[MAXL][2], rb[MAXL], rdw[MAXL][2], rdb[MAXL];
@@ -171,7 +174,10 @@ void dn_note(pn_run *r, const char *s);
 /* A plain-C op fn added to phase ph (its fields set by the caller). */
 op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
 /* Dropout as a framework runs it: the forward draws the mask of pn_keep
- * (rate p, salt k) over the n elements of a, writes b = a * keep / (1 - p)
+ * (rate p, salt k, and the run's draw: a new mask every timed step, as a
+ * training step's, whose branches a predictor cannot learn; draw 0, the
+ * mask every backend shares, for --check) over the n elements of a,
+ * writes b = a * keep / (1 - p)
  * and, in training, keeps the mask (one byte an element, as PyTorch saves
  * it); the backward multiplies by that mask, without drawing it again.
  * dn_dropout_fwd adds its op to phase ph and returns the mask (NULL when
