@@ -132,13 +132,13 @@ has_cuda_device() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *,* ]]
 }
 
-@test "pn-time keeps a training dropout's mask for its backward pass, a byte an element, as PyTorch does" {
-	# 4 x 16 x 64 = 4096 fp32 elements: x and y forward; dy, dx and the
-	# mask of one byte an element in training
+@test "pn-time draws a dropout's noise as a tensor of the input's type, as PyTorch's CPU dropout does, and keeps it for the backward pass" {
+	# 4 x 16 x 64 = 4096 fp32 elements: x, the noise and y forward; dy
+	# and dx besides in training, the noise kept
 	printf 'layer\top\tbatch\tseq_len\tdim\tdropout\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
 	printf 'elementwise\tdropout\t4\t16\t64\t0.3\t%s\tnone\n' fwd train >>"$BATS_TEST_TMPDIR/in"
 	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
-	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ')" = "32768 69632" ]
+	[ "$(column "$BATS_TEST_TMPDIR/o" mem_bytes | paste -sd' ')" = "49152 81920" ]
 	run pn-time --check -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in"
 	[ "$status" -eq 0 ]
 }

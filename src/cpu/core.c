@@ -400,56 +400,66 @@ void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
 
 /* ---- plain-C ops ---------------------------------------------------------- */
 
-/* b = a * keep / (1 - p), the mask drawn element by element (a branch on
- * each, as a framework's Bernoulli draw has) and kept in o->mask if any */
+/* Dropout as PyTorch runs it on a CPU tensor (ATen's _dropout: noise =
+ * empty_like(input).bernoulli_(1 - p); noise.div_(1 - p); input * noise,
+ * autograd keeping noise for the backward, dy * noise): three passes over
+ * a noise tensor of the input's type.  Timed (the run's draw > 0), the
+ * Bernoulli draws come from MT19937, as PyTorch's CPU generator makes
+ * them (the low 24 bits of a word, kept below 1 - p), a new mask every
+ * step; --check (draw 0) takes the mask every backend shares, pn_keep's. */
+static inline __attribute__((always_inline)) void
+dropout_fwd(const op *o, pn_mt *mt, int half)
+{
+	float q = 1 - o->f;
+	size_t n = o->n;
+	void *nz = o->mask;
+	if (*o->draw)
+		for (size_t i = 0; i < n; i++)
+			pn_bf16_st(nz, (long)i, pn_mt_unif(mt) < q ? 1.f : 0.f, half);
+	else
+		for (size_t i = 0; i < n; i++)
+			pn_bf16_st(nz, (long)i, pn_keep((uint64_t)o->k, i, o->f) ?
+				   1.f : 0.f, half);
+	for (size_t i = 0; i < n; i++)
+		pn_bf16_st(nz, (long)i, pn_bf16_ld(nz, (long)i, half) / q, half);
+	for (size_t i = 0; i < n; i++)
+		pn_bf16_st(o->b, (long)i, pn_bf16_ld(o->a, (long)i, half) *
+			   pn_bf16_ld(nz, (long)i, half), half);
+}
+
 static void c_dropout_fwd(const op *o)
 {
-	float s = 1 / (1 - o->f);
-	uint8_t *m = o->mask;
-	uint64_t salt = (uint64_t)o->k + ((uint64_t)*o->draw << 32);
-	if (o->half) {
-		const uint16_t *a = (const uint16_t *)o->a;
-		uint16_t *b = (uint16_t *)o->b;
-		for (size_t i = 0; i < o->n; i++) {
-			int keep = pn_keep(salt, i, o->f);
-			if (m)
-				m[i] = (uint8_t)keep;
-			b[i] = keep ? pn_bf16(pn_bf16_f32(a[i]) * s) : 0;
-		}
-		return;
-	}
-	for (size_t i = 0; i < o->n; i++) {
-		int keep = pn_keep(salt, i, o->f);
-		if (m)
-			m[i] = (uint8_t)keep;
-		o->b[i] = keep ? o->a[i] * s : 0;
-	}
+	if (o->half)
+		dropout_fwd(o, o->ctx, 1);
+	else
+		dropout_fwd(o, o->ctx, 0);
 }
 
-/* b = a * mask / (1 - p): one pass over the kept mask, without branches */
+/* dx = dy * noise, the kept noise already scaled */
+static inline __attribute__((always_inline)) void
+dropout_bwd(const op *o, int half)
+{
+	for (size_t i = 0; i < o->n; i++)
+		pn_bf16_st(o->b, (long)i, pn_bf16_ld(o->a, (long)i, half) *
+			   pn_bf16_ld(o->mask, (long)i, half), half);
+}
+
 static void c_dropout_bwd(const op *o)
 {
-	float s = 1 / (1 - o->f);
-	const uint8_t *m = o->mask;
-	if (o->half) {
-		const uint16_t *a = (const uint16_t *)o->a;
-		uint16_t *b = (uint16_t *)o->b;
-		for (size_t i = 0; i < o->n; i++)
-			b[i] = pn_bf16(pn_bf16_f32(a[i]) * ((float)m[i] * s));
-		return;
-	}
-	for (size_t i = 0; i < o->n; i++)
-		o->b[i] = o->a[i] * ((float)m[i] * s);
+	if (o->half)
+		dropout_bwd(o, 1);
+	else
+		dropout_bwd(o, 0);
 }
 
-uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
-			float p, int k, int keep)
+void *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n, float p,
+		     int k, int keep)
 {
 	if (r->st)
 		return NULL;
-	uint8_t *m = keep ? dn_balloc(r, n) : NULL;
+	void *noise = dn_balloc(r, n * dn_esize(dn_dt));
 	op *o = dn_cop(r, ph, c_dropout_fwd);
-	if (!o)
+	if (!o || !noise)
 		return NULL;
 	o->a = a;
 	o->b = b;
@@ -457,25 +467,26 @@ uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
 	o->f = p;
 	o->k = k;
 	o->half = dn_dt == dnnl_bf16;
-	o->mask = m;
+	o->mask = noise;
 	o->draw = &r->draw;
-	return m;
+	o->ctx = &r->mt;
+	return keep ? noise : NULL;
 }
 
 void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
-		    const uint8_t *mask)
+		    const void *noise)
 {
+	(void)p;
 	op *o = dn_cop(r, ph, c_dropout_bwd);
 	if (!o)
 		return;
-	if (!mask)
-		PN_BUG("a dropout backward without its mask");
+	if (!noise)
+		PN_BUG("a dropout backward without its noise");
 	o->a = dy;
 	o->b = dx;
 	o->n = n;
-	o->f = p;
 	o->half = dn_dt == dnnl_bf16;
-	o->mask = (uint8_t *)mask;
+	o->mask = (void *)noise;
 }
 
 /* ---- layers --------------------------------------------------------------- */
@@ -600,6 +611,7 @@ static int cpu_prepare(const pn_config *cfg, pn_run **run, double *mem,
 	r->cfg = *cfg;
 	r->limit = dn_opts.mem_limit;
 	pn_rng_seed(&r->rng, dn_opts.seed);
+	pn_mt_seed(&r->mt, (uint32_t)dn_opts.seed);
 	double need = pn_io_bytes(cfg);
 	if (precision(r)) {
 		/* r failed: invalid, with the reason */

@@ -43,8 +43,8 @@ typedef struct op {
 	float f;
 	int k;
 	int half;                /* a, b hold bf16, not float (dropout) */
-	uint8_t *mask;           /* dropout's kept mask, 1 byte an element */
-	const long *draw;        /* dropout: the run's draw (salt k's mask) */
+	void *mask;              /* dropout's noise, of the run's type */
+	const long *draw;        /* dropout: the run's draw (0: pn_keep's) */
 	void *ctx;
 } op;
 
@@ -81,6 +81,7 @@ struct pn_run {
 	dnnl_memory_t fresh;               /* new values before each step */
 	long draw;                         /* steps timed: each draws its
 					      dropout masks anew (0: --check) */
+	pn_mt mt;                          /* ... from this generator */
 	int rnn;                           /* weights need the recurrent map */
 	int nl;                            /* recurrent layers */
 	dnnl_memory_t rw[MAXL][2], rb[MAXL], rdw[MAXL][2], rdb[MAXL];
@@ -173,20 +174,20 @@ dnnl_memory_t dn_as(pn_run *r, int ph, dnnl_memory_t m,
 void dn_note(pn_run *r, const char *s);
 /* A plain-C op fn added to phase ph (its fields set by the caller). */
 op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
-/* Dropout as a framework runs it: the forward draws the mask of pn_keep
- * (rate p, salt k, and the run's draw: a new mask every timed step, as a
- * training step's, whose branches a predictor cannot learn; draw 0, the
- * mask every backend shares, for --check) over the n elements of a,
- * writes b = a * keep / (1 - p)
- * and, in training, keeps the mask (one byte an element, as PyTorch saves
- * it); the backward multiplies by that mask, without drawing it again.
- * dn_dropout_fwd adds its op to phase ph and returns the mask (NULL when
- * not kept or on failure); dn_dropout_bwd adds dx = dy * mask / (1 - p)
- * to phase ph.  a, b, dy and dx are bf16 when the run's type is. */
-uint8_t *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
-			float p, int k, int keep);
+/* Dropout as PyTorch runs it on a CPU tensor (core.c): the forward draws
+ * a Bernoulli noise tensor of the run's type over the n elements of a
+ * (rate p), scales it by 1 / (1 - p) and writes b = a * noise, three
+ * passes; a timed step draws from MT19937, a new mask each step (the
+ * run's draw counts them), --check (draw 0) takes pn_keep's mask of salt
+ * k, the one every backend shares.  dn_dropout_fwd adds its op to phase
+ * ph and returns the noise when keep (training: autograd keeps it, 4 bytes
+ * an element in fp32), else NULL (also on failure); dn_dropout_bwd adds
+ * dx = dy * noise to phase ph.  a, b, dy and dx are bf16 when the run's
+ * type is. */
+void *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
+		     float p, int k, int keep);
 void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
-		    const uint8_t *mask);
+		    const void *noise);
 /* A parameter w with gradient g (NULL: not trained) and the canonical
  * layout of --check (NULL: w's own), with its optimizer state. */
 void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,

@@ -247,7 +247,7 @@ void dn_attention(pn_run *r)
 	dnnl_primitive_desc_t spd = dn_pdesc(r, &smd, 0, 1, NULL, "softmax");
 	dn_prim(r, FWD, spd, DNNL_ARG_SRC, sc, DNNL_ARG_DST, pr, -1);
 	dnnl_memory_t pd = pr;
-	const uint8_t *mask = NULL;       /* the probabilities' dropout mask */
+	const void *mask = NULL;          /* the probabilities' dropout noise */
 	if (p > 0) {
 		pd = dn_tensor(r, &msc, ZERO, 1);
 		if (!r->st)

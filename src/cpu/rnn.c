@@ -42,7 +42,7 @@ typedef struct {
 	dnnl_dim_t B, S, I, H, D, G;
 	int L, type, train;
 	float p;                         /* dropout between layers */
-	const uint8_t *mask[MAXL];       /* its mask below layer k (k >= 1) */
+	const void *mask[MAXL];          /* its noise below layer k (k >= 1) */
 	dnnl_rnn_direction_t dir;
 	dnnl_memory_desc_t msrc[MAXL], mwl[MAXL], mwla[MAXL], mwi, mwia, mb,
 			   mdst, msi;

@@ -501,7 +501,7 @@ static void elem_dropout(pn_run *r, elem *e, float p)
 {
 	if (r->st)
 		return;
-	const uint8_t *m = dn_dropout_fwd(r, FWD, dn_ptr(e->x), dn_ptr(e->y),
+	const void *m = dn_dropout_fwd(r, FWD, dn_ptr(e->x), dn_ptr(e->y),
 					  e->n, p, 200, e->train);
 	if (!e->train || r->st)
 		return;

@@ -111,3 +111,26 @@ double pn_log(double x)
 	}
 	return e * LN2_HI + (e * LN2_LO + 2 * sum);
 }
+
+void pn_mt_seed(pn_mt *m, uint32_t seed)
+{
+	m->s[0] = seed;
+	for (uint32_t i = 1; i < 624; i++)
+		m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + i;
+	m->i = 624;
+}
+
+void pn_mt_twist(pn_mt *m)
+{
+	uint32_t *s = m->s;
+#define PN_MT_MIX(a, b, c) ((c) ^ ((((a) & 0x80000000u) | ((b) & 0x7fffffffu)) >> 1) ^ \
+			    (((b) & 1) ? 0x9908b0dfu : 0))
+	int i = 0;
+	for (; i < 624 - 397; i++)
+		s[i] = PN_MT_MIX(s[i], s[i + 1], s[i + 397]);
+	for (; i < 623; i++)
+		s[i] = PN_MT_MIX(s[i], s[i + 1], s[i + 397 - 624]);
+	s[623] = PN_MT_MIX(s[623], s[0], s[396]);
+#undef PN_MT_MIX
+	m->i = 0;
+}
