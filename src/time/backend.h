@@ -96,10 +96,12 @@ typedef struct {
  *                (exp(y) - onehot(idx)) / (B*S), the gradient of the loss
  *                itself (dy is not read)
  *
- * Dropout: the same keep mask on every backend (pn_keep), except inside
- * cuDNN's RNN, which draws its own; --check runs recurrent layers without
- * dropout.  The cpu backend keeps the forward's mask for the backward (a
- * byte an element, as PyTorch does); the cuda backend draws it again.  dy is the gradient of y; compute writes dx (dx2) and dw, the
+ * Dropout: the same keep mask on every backend (pn_keep) under compute,
+ * except inside cuDNN's RNN, which draws its own; --check runs recurrent
+ * layers without dropout.  Timed, the cpu backend draws its masks as
+ * PyTorch's CPU generator does (MT19937, a new mask every step) and keeps
+ * the forward's noise tensor for the backward, as PyTorch does; the cuda
+ * backend draws pn_keep's mask again.  dy is the gradient of y; compute writes dx (dx2) and dw, the
  * gradient of w in the layout of w. */
 typedef struct {
 	size_t nx, nx2, nidx, nw, ny;
