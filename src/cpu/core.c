@@ -405,8 +405,9 @@ void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
  * autograd keeping noise for the backward, dy * noise): three passes over
  * a noise tensor of the input's type.  Timed (the run's draw > 0), the
  * Bernoulli draws come from MT19937, as PyTorch's CPU generator makes
- * them (the low 24 bits of a word, kept below 1 - p), a new mask every
- * step; --check (draw 0) takes the mask every backend shares, pn_keep's. */
+ * them (a double of 53 bits of two words, kept below 1 - p: pn_mt_unif),
+ * a new mask every step; --check (draw 0) takes the mask every backend
+ * shares, pn_keep's. */
 static inline __attribute__((always_inline)) void
 dropout_fwd(const op *o, pn_mt *mt, int half)
 {
@@ -473,10 +474,9 @@ void *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n, float p,
 	return keep ? noise : NULL;
 }
 
-void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
+void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n,
 		    const void *noise)
 {
-	(void)p;
 	op *o = dn_cop(r, ph, c_dropout_bwd);
 	if (!o)
 		return;

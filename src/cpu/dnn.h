@@ -186,7 +186,7 @@ op *dn_cop(pn_run *r, int ph, void (*fn)(const op *));
  * type is. */
 void *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n,
 		     float p, int k, int keep);
-void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n, float p,
+void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n,
 		    const void *noise);
 /* A parameter w with gradient g (NULL: not trained) and the canonical
  * layout of --check (NULL: w's own), with its optimizer state. */

@@ -293,7 +293,7 @@ void dn_attention(pn_run *r)
 		dp = dn_tensor(r, &msc, ZERO, 1);
 		if (!r->st)
 			dn_dropout_bwd(r, BWD, dn_ptr(dpd), dn_ptr(dp),
-				       dn_nelems(dpd), p, mask);
+				       dn_nelems(dpd), mask);
 	}
 	dnnl_softmax_v2_desc_t sbd;
 	DN(dnnl_softmax_v2_backward_desc_init(&sbd, dnnl_softmax_accurate, &msc,

@@ -191,7 +191,7 @@ static dnnl_memory_t bwd_layer(pn_run *r, rnn_net *c, int k,
 		ddst = dn_tensor(r, &c->mdst, ZERO, 1);
 		if (!r->st)
 			dn_dropout_bwd(r, BWD, dn_ptr(dsrc), dn_ptr(ddst),
-				       dn_nelems(dsrc), c->p, c->mask[k]);
+				       dn_nelems(dsrc), c->mask[k]);
 		return ddst;
 	}
 	return dsrc;

@@ -495,19 +495,19 @@ static void elem_unary(pn_run *r, elem *e, size_t i, float c)
 		DNNL_ARG_DIFF_SRC, e->dx, -1);
 }
 
-/* dropout with probability p: plain-C, the mask of pn_keep, kept for the
- * backward pass */
+/* dropout with probability p: plain-C, as PyTorch's CPU dropout
+ * (dn_dropout_fwd), its noise kept for the backward pass */
 static void elem_dropout(pn_run *r, elem *e, float p)
 {
 	if (r->st)
 		return;
 	const void *m = dn_dropout_fwd(r, FWD, dn_ptr(e->x), dn_ptr(e->y),
-					  e->n, p, 200, e->train);
+				       e->n, p, 200, e->train);
 	if (!e->train || r->st)
 		return;
 	e->dx = dn_tensor(r, &e->md, ZERO, 1);
 	if (!r->st)
-		dn_dropout_bwd(r, BWD, dn_ptr(e->dy), dn_ptr(e->dx), e->n, p, m);
+		dn_dropout_bwd(r, BWD, dn_ptr(e->dy), dn_ptr(e->dx), e->n, m);
 }
 
 /* a gated op, y = act(x) * x2 (layer.h), as a framework runs it on the
