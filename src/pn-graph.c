@@ -288,6 +288,9 @@ static void get_dims(const litbuf *b, int args, int n, double *d,
 
 typedef struct {
 	double in_elems, out_elems;   /* the node's, for VEC traffic */
+	int scalar;                   /* an input is a number without a
+					 gradient: a two-tensor op is its
+					 ...u op (pn_elem_with_scalar) */
 } node_io;
 
 /* An AccOps entry's tensors: the gradient kept and the new one in, their
@@ -296,7 +299,7 @@ typedef struct {
  * adds every weight's new gradient to the one it holds, in place; NeuSight
  * gives the add the bytes per element of its node's own input and output
  * (a Linear's activations), 5 to 2052 bytes an element of the weight. */
-static const node_io acc_io = {2, 1};
+static const node_io acc_io = {2, 1, 0};
 
 /* A VEC row's dimensions d[0] x d[1], bytes moved an element mpo. */
 static void vec_dims(orow *r, const double *d, double mpo)
@@ -341,6 +344,9 @@ static long emit_ops(FILE *f, const litbuf *b, int ops, const place *at,
 			die(at, "a fused node cannot end in %s", kname);
 		r.field[O_LAYER] = pn_layer_name(k->type);
 		r.field[O_OP] = k->op ? k->op : r.field[O_LAYER];
+		if (k->type == PN_ELEMENTWISE && io->scalar &&
+		    pn_elem_with_scalar(r.field[O_OP]))
+			r.field[O_OP] = pn_elem_with_scalar(r.field[O_OP]);
 		if (k->type == PN_DENSE) {
 			get_dims(b, args, 3, d, at, "Linear");
 			set_num(&r, O_BATCH, d[0]);
@@ -433,7 +439,10 @@ typedef struct {
  * grad / other alone, and the labels measure it at the forward's time
  * (0.99-1.01x on the V100, the A100 80GB and the L4), not twice it.  When
  * an input has at most one element and no node the op reads that carries a
- * gradient has an output that small, only the first entry gives a row.
+ * gradient has an output that small, only the first entry gives a row, and
+ * every row of the (unfused) node is the op with a number (divu: io.scalar,
+ * pn_elem_with_scalar), which keeps the number for its backward, not the
+ * tensor (pn-sum's memory).
  *
  * And a node whose output carries no gradient has no backward at all:
  * autograd never reaches it.  A tensor carries a gradient when it is a
@@ -1164,6 +1173,11 @@ int main(int argc, char **argv)
 	}
 	resolve_prev(nodes, nn);
 	mark_grad(nodes, nn, cprev >= 0);
+	if (!neusight)
+		for (long i = 0; i < nn; i++)
+			nodes[i].io.scalar = nodes[i].scalar_in &&
+					     !nodes[i].fused &&
+					     !scalar_grad(nodes, &nodes[i]);
 
 	/* Convert the stored nodes; errors name the node's line. */
 	FILE *f = pn_output_open(out);

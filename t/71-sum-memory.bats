@@ -317,3 +317,12 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 	# 1000 x 4); proj keeps its input r(200000)
 	[ "$(printf '%s\n' "$output" | cut -f1,3,20 | tail -n +2 | tr '\t\n' ' ;')" = "up dense 400384;act silu_mul 400384;proj dense 200192;" ]
 }
+
+@test "pn-sum keeps no tensor of a division by a number and both of a division of two tensors" {
+	# autograd keeps only the number of x / c (divu); x / y keeps x and y
+	# (1000 fp32 elements each, 4096 bytes as the allocator rounds them)
+	printf 'name\tlayer\top\tphase\tbatch\tseq_len\tdim\tprecision\n' >"$BATS_TEST_TMPDIR/n"
+	printf '%s\telementwise\t%s\ttrain\t1\t1\t1000\tfp32\n' a divu b div c relu >>"$BATS_TEST_TMPDIR/n"
+	pn-sum --fallback roofline $G -d BIG -p "$BATS_TEST_TMPDIR/n" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column saved_bytes "$BATS_TEST_TMPDIR/o" | sed -n 1,2p | paste -sd' ')" = "0 8192" ]
+}

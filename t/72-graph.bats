@@ -103,9 +103,15 @@ grad_rows() { node_rows grad "$1" "${2:-}"; }
 	! cut -f2 "$BATS_TEST_TMPDIR/o" | grep -qx misc
 }
 
-@test "pn-graph gives a division by a number one backward pass" {
-	# truediv reads emb and full (torch.full: a number, no gradient)
-	[ "$(grad_rows truediv)" = "VECdiv fwd div 516,VECdiv bwd div 516" ]
+@test "pn-graph makes a division by a number a divu with one backward pass" {
+	# truediv reads emb and full (torch.full: a number, no gradient):
+	# autograd keeps the number, not emb (pn-sum's memory: divu keeps none)
+	[ "$(grad_rows truediv)" = "VECdiv fwd divu 516,VECdiv bwd divu 516" ]
+}
+
+@test "pn-graph --neusight keeps a division by a number a div" {
+	pn-graph --neusight "$G/grad.csv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(awk -F'\t' '$1 == "truediv" && $3 == "fwd" {print $6}' "$BATS_TEST_TMPDIR/o")" = div ]
 }
 
 @test "pn-graph keeps both backward passes of a division by a weight" {

@@ -180,6 +180,12 @@ int pn_elem_binary(const char *op)
 	return (i >= 0 && i < NBINARY) || i >= NGATED;
 }
 
+const char *pn_elem_with_scalar(const char *op)
+{
+	int i = pn_name_index(elemops, op);
+	return i >= 0 && i < NBINARY ? elemops[i + NBINARY] : NULL;
+}
+
 int pn_elem_gated(const char *op)
 {
 	return pn_name_index(elemops, op) >= NGATED;

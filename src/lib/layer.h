@@ -170,6 +170,9 @@ int pn_prec_bytes(pn_prec p);
  * op (silu_mul gelu_mul: act(x1) * x2 in one kernel). */
 const char *const *pn_elem_ops(void);
 int pn_elem_binary(const char *op);
+/* The op of a two-tensor op op (add sub mul div pow) whose second tensor
+ * is one number: addu subu mulu divu powu; NULL for any other op. */
+const char *pn_elem_with_scalar(const char *op);
 int pn_elem_gated(const char *op);
 /* Whether op's backward passes the output's gradient on as its inputs'
  * (add addu subu copy): a train row runs no backward kernel for it, as
