@@ -1158,6 +1158,7 @@ int main(int argc, char **argv)
 		if (b.v[ins].kind != LIT_SEQ)
 			die(&at, "expected a list of shapes");
 		d->io.in_elems = 0;
+		d->io.scalar = 0;
 		d->scalar_in = 0;
 		for (int s = b.v[ins].first; s >= 0; s = b.v[s].next) {
 			double e = shape_elems(&b, s);
