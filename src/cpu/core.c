@@ -409,14 +409,15 @@ void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
  * a new mask every step; --check (draw 0) takes the mask every backend
  * shares, pn_keep's. */
 static inline __attribute__((always_inline)) void
-dropout_fwd(const op *o, pn_mt *mt, int half)
+dropout_fwd(const op *o, pn_run *r, int half)
 {
 	float q = 1 - o->f;
 	size_t n = o->n;
 	void *nz = o->mask;
-	if (*o->draw)
+	if (r->draw)
 		for (size_t i = 0; i < n; i++)
-			pn_bf16_st(nz, (long)i, pn_mt_unif(mt) < q ? 1.f : 0.f, half);
+			pn_bf16_st(nz, (long)i, pn_mt_unif(&r->mt) < q ? 1.f : 0.f,
+				   half);
 	else
 		for (size_t i = 0; i < n; i++)
 			pn_bf16_st(nz, (long)i, pn_keep((uint64_t)o->k, i, o->f) ?
@@ -469,8 +470,7 @@ void *dn_dropout_fwd(pn_run *r, int ph, void *a, void *b, size_t n, float p,
 	o->k = k;
 	o->half = dn_dt == dnnl_bf16;
 	o->mask = noise;
-	o->draw = &r->draw;
-	o->ctx = &r->mt;
+	o->ctx = r;
 	return keep ? noise : NULL;
 }
 

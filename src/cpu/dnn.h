@@ -44,8 +44,7 @@ typedef struct op {
 	int k;
 	int half;                /* a, b hold bf16, not float (dropout) */
 	void *mask;              /* dropout's noise, of the run's type */
-	const long *draw;        /* dropout: the run's draw (0: pn_keep's) */
-	void *ctx;
+	void *ctx;               /* the op's own (dropout: its run) */
 } op;
 
 typedef struct {

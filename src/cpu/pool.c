@@ -33,19 +33,15 @@ typedef struct {
 	int half;
 } poolctx;
 
-/* The window of output (oh, ow), clamped to the image: rows [*h0, *h1),
- * columns [*w0, *w1). */
-static void window(const poolctx *c, long oh, long ow, long *h0, long *h1,
-		   long *w0, long *w1)
+/* The window of output position o along a side of X elements (kernel k,
+ * stride s, padding p), clamped to the image: [*lo, *hi). */
+static inline void span(long o, long X, long k, long s, long p, long *lo,
+			long *hi)
 {
-	*h0 = oh * c->s - c->p;
-	*w0 = ow * c->s - c->p;
-	*h1 = *h0 + c->k < c->X ? *h0 + c->k : c->X;
-	*w1 = *w0 + c->k < c->X ? *w0 + c->k : c->X;
-	if (*h0 < 0)
-		*h0 = 0;
-	if (*w0 < 0)
-		*w0 = 0;
+	*lo = o * s - p;
+	*hi = *lo + k < X ? *lo + k : X;
+	if (*lo < 0)
+		*lo = 0;
 }
 
 /* The max pool's forward, the element type a constant of each call
@@ -63,13 +59,11 @@ maxpool(const poolctx *c, int half)
 	for (long ch = 0; ch < nc; ch++) {
 		long in = ch * X * X, out = ch * Y * Y;
 		for (long oh = 0; oh < Y; oh++) {
-			long h0 = oh * s - p, h1 = h0 + k < X ? h0 + k : X;
-			if (h0 < 0)
-				h0 = 0;
+			long h0, h1;
+			span(oh, X, k, s, p, &h0, &h1);
 			for (long ow = 0; ow < Y; ow++) {
-				long w0 = ow * s - p, w1 = w0 + k < X ? w0 + k : X;
-				if (w0 < 0)
-					w0 = 0;
+				long w0, w1;
+				span(ow, X, k, s, p, &w0, &w1);
 				long best = h0 * X + w0;
 				float m = -INFINITY;
 				for (long ih = h0; ih < h1; ih++)
@@ -124,7 +118,8 @@ static void c_avgpool(const op *o)
 		for (long oh = 0; oh < Y; oh++)
 			for (long ow = 0; ow < Y; ow++) {
 				long h0, h1, w0, w1;
-				window(c, oh, ow, &h0, &h1, &w0, &w1);
+				span(oh, X, c->k, c->s, c->p, &h0, &h1);
+				span(ow, X, c->k, c->s, c->p, &w0, &w1);
 				float sum = 0;
 				for (long ih = h0; ih < h1; ih++)
 					for (long iw = w0; iw < w1; iw++)
@@ -146,7 +141,8 @@ static void c_avgpool_bwd(const op *o)
 		for (long oh = 0; oh < Y; oh++)
 			for (long ow = 0; ow < Y; ow++) {
 				long h0, h1, w0, w1;
-				window(c, oh, ow, &h0, &h1, &w0, &w1);
+				span(oh, X, c->k, c->s, c->p, &h0, &h1);
+				span(ow, X, c->k, c->s, c->p, &w0, &w1);
 				float g = pn_bf16_ld(c->dy, out + oh * Y + ow, h) / div;
 				for (long ih = h0; ih < h1; ih++)
 					for (long iw = w0; iw < w1; iw++) {
