@@ -188,10 +188,10 @@ $(CUDA_TOOLS): bin/%: build/%.o build/libpn.a $(CUDA_OBJ)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(CUDA_OBJ) build/libpn.a $(LIBS_$*) $(LDLIBS) $(CUDA_LIBS)
 
 # the optimizer and dropout loops are timed: let the compiler vectorize them
-build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o bnorm.o pool.o): CFLAGS += -O3 -fno-math-errno
-# ... and the softmax backward's exp, whose clamps are selects only when
-# a comparison may not trap
-build/cpu/vector.o: CFLAGS += -fno-trapping-math
+build/lib/optim.o $(addprefix build/cpu/,core.o gemm.o conv.o rnn.o vector.o rowwise.o bnorm.o pool.o): CFLAGS += -O3 -fno-math-errno
+# ... and the softmax's exp, whose clamps are selects only when a
+# comparison may not trap
+build/cpu/rowwise.o: CFLAGS += -fno-trapping-math -ffp-contract=fast
 
 # pn-time: the oneDNN backend, and the CUDA backend or its stub
 bin/pn-time: build/pn-time.o build/libpn.a $(TIME_OBJ) $(CPU_OBJ) $(CUDA_TIME)

@@ -89,19 +89,39 @@ has_cuda_device() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" != *ref:* ]]
 }
 
-@test "pn-time runs the backward of softmax, the loss and attention's softmax with a vector kernel, never oneDNN's reference" {
-	# oneDNN 2.6 has no jit softmax backward without AVX-512: there pn's
-	# own loop (c:softmax_bwd), as PyTorch's own kernel
+@test "pn-time runs fp32 softmax, the loss, attention's softmax and layer norm as PyTorch's loops, both passes" {
+	# ATen's own kernels, not oneDNN's primitives (rowwise.c): c:softmax
+	# and c:softmax_bwd, c:layernorm; never oneDNN's reference
 	printf 'layer\tbatch\tseq_len\tdim\tembed_dim\theads\tdropout\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
 	printf 'softmax\t2\t8\t100\tNA\tNA\tNA\ttrain\tnone\n' >>"$BATS_TEST_TMPDIR/in"
 	printf 'xent\t2\t8\t100\tNA\tNA\tNA\ttrain\tnone\n' >>"$BATS_TEST_TMPDIR/in"
 	printf 'attention\t2\t8\tNA\t32\t2\t0\ttrain\tsgd\n' >>"$BATS_TEST_TMPDIR/in"
+	printf 'layernorm\t2\t8\t100\tNA\tNA\tNA\ttrain\tsgd\n' >>"$BATS_TEST_TMPDIR/in"
 	pn-time -q -r 2 -w 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
-	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd,)" = ok,ok,ok ]
-	[[ "$(column "$BATS_TEST_TMPDIR/o" message | paste -sd' ')" != *ref:* ]]
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd,)" = ok,ok,ok,ok ]
+	column "$BATS_TEST_TMPDIR/o" message >"$BATS_TEST_TMPDIR/m"
+	[ "$(sed -n 1p "$BATS_TEST_TMPDIR/m")" = c:softmax,c:softmax_bwd ]
+	[ "$(sed -n 2p "$BATS_TEST_TMPDIR/m")" = c:softmax,c:softmax_bwd ]
+	[[ "$(sed -n 3p "$BATS_TEST_TMPDIR/m")" == *c:softmax,*c:softmax_bwd* ]]
+	[ "$(sed -n 4p "$BATS_TEST_TMPDIR/m")" = c:layernorm ]
+	! grep -q ref: "$BATS_TEST_TMPDIR/m"
 }
 
-@test "pn-time --check passes the softmax backward of softmax, the loss and attention on this CPU" {
+@test "pn-time --check passes layer norm and softmax rows shorter than a vector, with a tail, and of many Welford chunks" {
+	# 8 lanes a vector, 16 vectors a chunk of the layer norm's moments
+	printf 'layer\tbatch\tseq_len\tdim\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	for t in layernorm softmax xent; do
+		for d in 1 7 8 129 300 2051; do
+			printf '%s\t1\t3\t%s\ttrain\tsgd\n' "$t" "$d" >>"$BATS_TEST_TMPDIR/in"
+		done
+	done
+	pn-time --check -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o" 2>"$BATS_TEST_TMPDIR/err"
+	grep -q "check layernorm: PASS (6 rows" "$BATS_TEST_TMPDIR/err"
+	grep -q "check softmax: PASS (6 rows" "$BATS_TEST_TMPDIR/err"
+	grep -q "check xent: PASS (6 rows" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "pn-time --check passes softmax, the loss and attention, both passes, on this CPU" {
 	for t in softmax xent attention; do
 		pn-sample -l "$t" -n 4 --seed 9 -t 1 -r batch=1:3 -r seq_len=1:40 >"$BATS_TEST_TMPDIR/$t"
 		pn-time --check -q "$BATS_TEST_TMPDIR/$t" >/dev/null 2>"$BATS_TEST_TMPDIR/err"

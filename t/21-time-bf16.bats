@@ -52,6 +52,15 @@ dense_row() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *bf16* ]]
 }
 
+@test "pn-time runs bf16 layer norm and softmax on oneDNN's primitives, not the fp32 rows' ATen loops" {
+	native_bf16 || skip "this CPU has no native bf16"
+	printf 'layer\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	printf '%s\t2\t8\t100\tbf16\ttrain\tsgd\n' layernorm softmax >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | sort -u)" = ok ]
+	! column "$BATS_TEST_TMPDIR/o" message | grep -q c:
+}
+
 @test "pn-time outlives oneDNN's AMX fault on a bf16 matmul of K 1023 and times the next row" {
 	grep -qw amx_bf16 /proc/cpuinfo || skip "this CPU has no AMX-BF16"
 	# oneDNN 2.6.3 emits a tile load this CPU refuses (SIGILL) for this

@@ -245,7 +245,8 @@ void dn_attention(pn_run *r)
 		: dnnl_forward_inference, dnnl_softmax_accurate, &msc, &msc, 3),
 	   "softmax");
 	dnnl_primitive_desc_t spd = dn_pdesc(r, &smd, 0, 1, NULL, "softmax");
-	dn_prim(r, FWD, spd, DNNL_ARG_SRC, sc, DNNL_ARG_DST, pr, -1);
+	dn_softmax_fwd(r, FWD, spd, 0, sc, pr, dn_nelems(sc) / (size_t)S,
+		       (size_t)S);
 	dnnl_memory_t pd = pr;
 	const void *mask = NULL;          /* the probabilities' dropout noise */
 	if (p > 0) {

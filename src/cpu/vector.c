@@ -7,7 +7,6 @@
 #include "bf16.h"
 #include "dnn.h"
 #include "err.h"
-#include "isa.h"
 
 static void c_gather(const op *o)           /* b[i] = a[idx[i]] rows of m */
 {
@@ -120,6 +119,10 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 
 void dn_layernorm(pn_run *r)
 {
+	if (dn_dt == dnnl_f32) {          /* as PyTorch: rowwise.c */
+		dn_layernorm_c(r);
+		return;
+	}
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
 	int train = l->train;
@@ -142,18 +145,19 @@ void dn_layernorm(pn_run *r)
 }
 
 /* A softmax of alg (dnnl_softmax_accurate, or dnnl_softmax_log: the
- * log-softmax) over the last axis of md from x into y, added to FWD;
- * returns the backward pd in training (else NULL). */
+ * log-softmax) over the last axis of md, rows of m, from x into y, added
+ * to FWD; returns the backward pd in training (else NULL). */
 static dnnl_primitive_desc_t softmax_fwd(pn_run *r, dnnl_alg_kind_t alg,
 					 const dnnl_memory_desc_t *md,
-					 dnnl_memory_t x, dnnl_memory_t y)
+					 dnnl_memory_t x, dnnl_memory_t y,
+					 size_t rows, size_t m)
 {
 	int train = r->cfg.l.train;
 	dnnl_softmax_v2_desc_t fd, bd;
 	DN(dnnl_softmax_v2_forward_desc_init(&fd, train ? dnnl_forward_training
 		: dnnl_forward_inference, alg, md, md, 1), "softmax");
 	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, 0, 1, NULL, "softmax");
-	dn_prim(r, FWD, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
+	dn_softmax_fwd(r, FWD, fpd, alg == dnnl_softmax_log, x, y, rows, m);
 	dn_canon(r, CX, x, NULL);
 	dn_canon(r, CY, y, NULL);
 	if (!train || r->st)
@@ -163,85 +167,15 @@ static dnnl_primitive_desc_t softmax_fwd(pn_run *r, dnnl_alg_kind_t alg,
 	return dn_pdesc(r, &bd, 0, 1, fpd, "softmax backward");
 }
 
-/* exp(x), vectorizable (no library call, no branch): x = n ln2 + t with
- * |t| <= ln2/2 (ln2 in two parts, Cody and Waite), e^t by Cephes expf's
- * polynomial, 2^n into the exponent bits; within 1 ulp of e^x on [-87,
- * 88] (every float there checked against double exp), clamped outside.
- * A log-softmax's outputs are <= 0. */
-static inline __attribute__((always_inline)) float vexp(float x)
+void dn_softmax_fwd(pn_run *r, int ph, dnnl_primitive_desc_t fpd, int log,
+		    dnnl_memory_t x, dnnl_memory_t y, size_t rows, size_t m)
 {
-	x = x < -87.0f ? -87.0f : x;   /* selects (-fno-trapping-math) */
-	x = x > 88.0f ? 88.0f : x;
-	/* n = round(x / ln2): adding 1.5 * 2^23 rounds to a whole number */
-	float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-	float t = x - n * 0.693359375f + n * 2.12194440e-4f;
-	float p = 1.9875691500e-4f;
-	p = p * t + 1.3981999507e-3f;
-	p = p * t + 8.3334519073e-3f;
-	p = p * t + 4.1665795894e-2f;
-	p = p * t + 1.6666665459e-1f;
-	p = p * t + 5.0000001201e-1f;
-	p = p * t * t + t + 1;
-	int32_t e = ((int32_t)n + 127) << 23;
-	float s;
-	memcpy(&s, &e, sizeof s);
-	return p * s;
-}
-
-#define SMB_ARGS const float *restrict y, const float *restrict dy, \
-	float *restrict dx, size_t rows, size_t m, int log
-
-/* Per row: s = sum dy (log) or sum dy y, in 8 partial sums as a vector
- * kernel keeps them; dx = dy - e^y s (log) or y (dy - s). */
-static inline __attribute__((always_inline)) float
-smb_sum(const float *restrict g, const float *restrict a, size_t m)
-{
-	size_t mb = m - m % 8;
-	float acc[8] = {0}, s = 0;
-	for (size_t j = 0; j < mb; j += 8)
-		for (int k = 0; k < 8; k++)
-			acc[k] += a ? g[j + k] * a[j + k] : g[j + k];
-	for (size_t j = mb; j < m; j++)
-		s += a ? g[j] * a[j] : g[j];
-	for (int k = 0; k < 8; k++)
-		s += acc[k];
-	return s;
-}
-
-static inline __attribute__((always_inline)) void smb_rows(SMB_ARGS)
-{
-	for (size_t i = 0; i < rows; i++) {
-		const float *a = y + i * m, *g = dy + i * m;
-		float *d = dx + i * m;
-		if (log) {
-			float s = smb_sum(g, NULL, m);
-			for (size_t j = 0; j < m; j++)
-				d[j] = g[j] - vexp(a[j]) * s;
-		} else {
-			float s = smb_sum(g, a, m);
-			for (size_t j = 0; j < m; j++)
-				d[j] = a[j] * (g[j] - s);
-		}
-	}
-}
-
-static void smb_base(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
-
-#if PN_ISA_LEVELS
-PN_ISA_V4 static void smb_v4(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
-PN_ISA_V3 static void smb_v3(SMB_ARGS) { smb_rows(y, dy, dx, rows, m, log); }
-#endif
-
-/* a = y, b = dy, c = dx; n rows of m; k: log-softmax */
-static void c_softmax_bwd(const op *o)
-{
-	switch (pn_isa_level()) {
-#if PN_ISA_LEVELS
-	case 4: smb_v4(o->a, o->b, o->c, o->n, o->m, o->k); return;
-	case 3: smb_v3(o->a, o->b, o->c, o->n, o->m, o->k); return;
-#endif
-	default: smb_base(o->a, o->b, o->c, o->n, o->m, o->k);
-	}
+	if (r->st)
+		return;
+	if (dn_dt == dnnl_f32)
+		dn_softmax_rows(r, ph, log, x, y, rows, m);
+	else
+		dn_prim(r, ph, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
 }
 
 void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
@@ -250,23 +184,11 @@ void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
 {
 	if (r->st)
 		return;
-	const char *impl = NULL;
-	dnnl_primitive_desc_query(bpd, dnnl_query_impl_info_str, 0, &impl);
-	if (dn_dt != dnnl_f32 || !impl || strncmp(impl, "ref", 3) != 0) {
+	if (dn_dt == dnnl_f32)
+		dn_softmax_bwd_rows(r, ph, log, y, dy, dx, rows, m);
+	else
 		dn_prim(r, ph, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
 			DNNL_ARG_DIFF_SRC, dx, -1);
-		return;
-	}
-	op *o = dn_cop(r, ph, c_softmax_bwd);
-	if (!o)
-		return;
-	o->a = dn_ptr(y);
-	o->b = dn_ptr(dy);
-	o->c = dn_ptr(dx);
-	o->n = rows;
-	o->m = m;
-	o->k = log;
-	dn_note(r, "c:softmax_bwd");
 }
 
 void dn_softmax(pn_run *r)
@@ -276,7 +198,7 @@ void dn_softmax(pn_run *r)
 	dnnl_memory_desc_t md = MD(2, N, D);
 	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
 	dnnl_primitive_desc_t bpd = softmax_fwd(r, dnnl_softmax_accurate, &md,
-						x, y);
+						x, y, (size_t)N, (size_t)D);
 	if (!bpd)
 		return;
 	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
@@ -325,7 +247,8 @@ void dn_xent(pn_run *r)
 		return;
 	for (dnnl_dim_t i = 0; i < N; i++)
 		r->idx[i] = (int32_t)pn_rng_int(&r->rng, 0, D - 1);
-	dnnl_primitive_desc_t bpd = softmax_fwd(r, dnnl_softmax_log, &md, x, y);
+	dnnl_primitive_desc_t bpd = softmax_fwd(r, dnnl_softmax_log, &md, x, y,
+						(size_t)N, (size_t)D);
 	op *o = dn_cop(r, FWD, c_nll);
 	if (!o)
 		return;
