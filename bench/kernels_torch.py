@@ -1,7 +1,8 @@
 """bench/kernels_torch.py - per-element times of PyTorch's CPU kernels for
 bench/kernels-vs-torch: one training call (forward, then backward) of each
-row of a TSV (layer, rows, dim: layernorm, softmax or xent over the last
-axis of a rows x dim tensor), one thread, thread CPU time, the median of
+row of a TSV (op, rows, dim: layernorm, softmax or xent over the last
+axis of a rows x dim tensor, or the activation relu, gelu, tanh or
+sigmoid on it), one thread, thread CPU time, the median of
 REPS calls after WARMUP.  Prints layer, rows, dim, fwd_ns, bwd_ns (ns an
 element of the input)."""
 import sys
@@ -19,6 +20,10 @@ def call(layer, x, dim, t):
         return lambda z: F.softmax(z, -1)
     if layer == "xent":
         return lambda z: F.cross_entropy(z, t)
+    act = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh,
+           "sigmoid": torch.sigmoid}
+    if layer in act:
+        return act[layer]
     raise SystemExit("kernels_torch.py: %s: not a layer it times" % layer)
 
 
