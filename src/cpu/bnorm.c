@@ -25,8 +25,7 @@
 
 typedef struct {
 	long B, C, S;             /* batch, channels, the plane's elements */
-	void *x, *y, *dy, *dx;    /* bf16 when half */
-	float *g, *b, *dg, *db;   /* scale and shift, their gradients */
+	normio io;                /* x, y, dy, dx bf16 when half */
 	float *mean, *rstd;       /* per channel: the batch's, 1 / std */
 	int train, half;
 } bnctx;
@@ -42,12 +41,12 @@ static double stat_sum(const bnctx *c, long at, double m, int sq)
 	double s = 0;
 	if (c->half) {
 		for (long i = at; i < at + c->S; i++) {
-			double v = pn_bf16_ld(c->x, i, 1) - m;
+			double v = pn_bf16_ld(c->io.x, i, 1) - m;
 			s += sq ? v * v : v;
 		}
 		return s;
 	}
-	const float *x = (const float *)c->x + at;
+	const float *x = (const float *)c->io.x + at;
 	if (sq)
 		for (long i = 0; i < c->S; i++)
 			s += (x[i] - m) * (x[i] - m);
@@ -65,13 +64,13 @@ static void grad_sums(const bnctx *c, long at, float m, double *sdy,
 {
 	if (c->half) {
 		for (long i = at; i < at + c->S; i++) {
-			float dy = pn_bf16_ld(c->dy, i, 1);
+			float dy = pn_bf16_ld(c->io.dy, i, 1);
 			*sdy += dy;
-			*dot += (pn_bf16_ld(c->x, i, 1) - m) * dy;
+			*dot += (pn_bf16_ld(c->io.x, i, 1) - m) * dy;
 		}
 		return;
 	}
-	const float *x = (const float *)c->x + at, *y = (const float *)c->dy + at;
+	const float *x = (const float *)c->io.x + at, *y = (const float *)c->io.dy + at;
 	float a[LANES] = {0}, d[LANES] = {0};
 	long i = 0, n = c->S;
 	for (; i + LANES <= n; i += LANES)
@@ -97,12 +96,12 @@ static void plane_affine(const bnctx *c, long at, float alpha, float beta)
 {
 	if (c->half) {
 		for (long i = at; i < at + c->S; i++)
-			pn_bf16_st(c->y, i, pn_bf16_ld(c->x, i, 1) * alpha + beta,
+			pn_bf16_st(c->io.y, i, pn_bf16_ld(c->io.x, i, 1) * alpha + beta,
 				   1);
 		return;
 	}
-	const float *x = (const float *)c->x + at;
-	float *y = (float *)c->y + at;
+	const float *x = (const float *)c->io.x + at;
+	float *y = (float *)c->io.y + at;
 	for (long i = 0; i < c->S; i++)
 		y[i] = x[i] * alpha + beta;
 }
@@ -125,7 +124,7 @@ static void c_bn_fwd(const op *o)
 			c->mean[ch] = mean;
 			c->rstd[ch] = rstd;
 		}
-		float alpha = rstd * c->g[ch], beta = c->b[ch] - mean * alpha;
+		float alpha = rstd * c->io.g[ch], beta = c->io.b[ch] - mean * alpha;
 		for (long i = 0; i < c->B; i++)
 			plane_affine(c, i * plane + ch * c->S, alpha, beta);
 	}
@@ -142,24 +141,24 @@ static void c_bn_bwd(const op *o)
 		for (long i = 0; i < c->B; i++)
 			grad_sums(c, i * plane + ch * c->S, mean, &sdy, &dot);
 		float k = (float)(dot * rstd * rstd / n), gm = (float)(sdy / n),
-		      w = rstd * c->g[ch];
+		      w = rstd * c->io.g[ch];
 		for (long i = 0; i < c->B; i++) {
 			long at = i * plane + ch * c->S;
 			if (c->half) {
 				for (long j = at; j < at + c->S; j++)
-					pn_bf16_st(c->dx, j, (pn_bf16_ld(c->dy, j, 1) -
-						gm - (pn_bf16_ld(c->x, j, 1) - mean) *
+					pn_bf16_st(c->io.dx, j, (pn_bf16_ld(c->io.dy, j, 1) -
+						gm - (pn_bf16_ld(c->io.x, j, 1) - mean) *
 						k) * w, 1);
 				continue;
 			}
-			const float *x = (const float *)c->x + at,
-				    *dy = (const float *)c->dy + at;
-			float *dx = (float *)c->dx + at;
+			const float *x = (const float *)c->io.x + at,
+				    *dy = (const float *)c->io.dy + at;
+			float *dx = (float *)c->io.dx + at;
 			for (long j = 0; j < c->S; j++)
 				dx[j] = (dy[j] - gm - (x[j] - mean) * k) * w;
 		}
-		c->dg[ch] = (float)(dot * rstd);
-		c->db[ch] = (float)sdy;
+		c->io.dg[ch] = (float)(dot * rstd);
+		c->io.db[ch] = (float)sdy;
 	}
 }
 
@@ -168,42 +167,13 @@ void dn_batchnorm(pn_run *r)
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t B = (dnnl_dim_t)l->batch, C = (dnnl_dim_t)l->in_channels,
 		   X = (dnnl_dim_t)l->image;
-	int train = l->train;
 	/* statistics, scale and shift in fp32 whatever the data */
 	dnnl_memory_desc_t md = MD(4, B, C, X, X), mc = MDF(1, C);
-	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t g = dn_tensor(r, &mc, RAND, 1), b = dn_tensor(r, &mc, RAND, 1);
 	bnctx *c = dn_balloc(r, sizeof *c);
 	float *stats = dn_balloc(r, 2 * (size_t)C * sizeof *stats);
 	if (r->st)
 		return;
-	*c = (bnctx){(long)B, (long)C, (long)(X * X), dn_ptr(x), dn_ptr(y),
-		     NULL, NULL, dn_ptr(g), dn_ptr(b), NULL, NULL, stats,
-		     stats + C, train, dn_dt == dnnl_bf16};
-	op *o = dn_cop(r, FWD, c_bn_fwd);
-	o->ctx = c;
-	dn_note(r, "c:nchw");
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!train) {
-		dn_addparam(r, g, NULL, &mc);
-		dn_addparam(r, b, NULL, &mc);
-		return;
-	}
-	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t dg = dn_tensor(r, &mc, ZERO, 1), db = dn_tensor(r, &mc, ZERO, 1);
-	if (r->st)
-		return;
-	c->dy = dn_ptr(dy);
-	c->dx = dn_ptr(dx);
-	c->dg = dn_ptr(dg);
-	c->db = dn_ptr(db);
-	o = dn_cop(r, BWD, c_bn_bwd);
-	if (!o)
-		return;
-	o->ctx = c;
-	dn_addparam(r, g, dg, &mc);
-	dn_addparam(r, b, db, &mc);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	*c = (bnctx){(long)B, (long)C, (long)(X * X), {0}, stats, stats + C,
+		     l->train, dn_dt == dnnl_bf16};
+	dn_norm_loops(r, &md, &mc, &c->io, c, c_bn_fwd, c_bn_bwd, "c:nchw");
 }

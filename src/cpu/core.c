@@ -389,6 +389,56 @@ void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
 		p->master[i] = pn_bf16_f32(h[i]);
 }
 
+void dn_norm_params(pn_run *r, dnnl_memory_t g, dnnl_memory_t b,
+		    dnnl_memory_t dg, dnnl_memory_t db,
+		    const dnnl_memory_desc_t *mc, dnnl_memory_t dy,
+		    dnnl_memory_t dx)
+{
+	dn_addparam(r, g, dg, mc);
+	dn_addparam(r, b, db, mc);
+	if (dy) {
+		dn_canon(r, CDY, dy, NULL);
+		dn_canon(r, CDX, dx, NULL);
+	}
+}
+
+void dn_norm_loops(pn_run *r, const dnnl_memory_desc_t *md,
+		   const dnnl_memory_desc_t *mc, normio *io, void *ctx,
+		   void (*fwd)(const op *), void (*bwd)(const op *),
+		   const char *note)
+{
+	dnnl_memory_t x = dn_tensor(r, md, RAND, 1), y = dn_tensor(r, md, ZERO, 1);
+	dnnl_memory_t g = dn_tensor(r, mc, RAND, 1), b = dn_tensor(r, mc, RAND, 1);
+	if (r->st)
+		return;
+	*io = (normio){dn_ptr(x), dn_ptr(y), NULL, NULL, dn_ptr(g), dn_ptr(b),
+		       NULL, NULL};
+	op *o = dn_cop(r, FWD, fwd);
+	if (!o)
+		return;
+	o->ctx = ctx;
+	dn_note(r, note);
+	dn_canon(r, CX, x, NULL);
+	dn_canon(r, CY, y, NULL);
+	if (!r->cfg.l.train) {
+		dn_norm_params(r, g, b, NULL, NULL, mc, NULL, NULL);
+		return;
+	}
+	dnnl_memory_t dy = dn_tensor(r, md, RAND, 1), dx = dn_tensor(r, md, ZERO, 1);
+	dnnl_memory_t dg = dn_tensor(r, mc, ZERO, 1), db = dn_tensor(r, mc, ZERO, 1);
+	if (r->st)
+		return;
+	io->dy = dn_ptr(dy);
+	io->dx = dn_ptr(dx);
+	io->dg = dn_ptr(dg);
+	io->db = dn_ptr(db);
+	o = dn_cop(r, BWD, bwd);
+	if (!o)
+		return;
+	o->ctx = ctx;
+	dn_norm_params(r, g, b, dg, db, mc, dy, dx);
+}
+
 void dn_canon(pn_run *r, int slot, dnnl_memory_t m,
 		  const dnnl_memory_desc_t *md)
 {

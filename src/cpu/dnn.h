@@ -191,6 +191,27 @@ void dn_dropout_bwd(pn_run *r, int ph, void *dy, void *dx, size_t n,
  * layout of --check (NULL: w's own), with its optimizer state. */
 void dn_addparam(pn_run *r, dnnl_memory_t w, dnnl_memory_t g,
 		 const dnnl_memory_desc_t *canon);
+/* A normalization's scale g and shift b, fp32 parameters of layout mc
+ * with gradients dg and db, and the data's gradients dy and dx in their
+ * --check slots; dg, db, dy and dx NULL in inference. */
+void dn_norm_params(pn_run *r, dnnl_memory_t g, dnnl_memory_t b,
+		    dnnl_memory_t dg, dnnl_memory_t db,
+		    const dnnl_memory_desc_t *mc, dnnl_memory_t dy,
+		    dnnl_memory_t dx);
+/* The buffers of a normalization that pn's C loops run (batch norm, layer
+ * norm): data x, y and in training dy, dx (layout md, the run's type);
+ * scale g, shift b and their gradients dg, db (mc, fp32). */
+typedef struct {
+	void *x, *y, *dy, *dx;
+	float *g, *b, *dg, *db;
+} normio;
+/* Allocate io's tensors and add fwd, and in training bwd, to their phases
+ * with ctx (the loops' context, which holds io), noted as note; the
+ * tensors go to --check's slots, g and b are its parameters. */
+void dn_norm_loops(pn_run *r, const dnnl_memory_desc_t *md,
+		   const dnnl_memory_desc_t *mc, normio *io, void *ctx,
+		   void (*fwd)(const op *), void (*bwd)(const op *),
+		   const char *note);
 /* The tensor of pn_io in slot (CX...) is m, canonical layout md (NULL:
  * m's own). */
 void dn_canon(pn_run *r, int slot, dnnl_memory_t m,

@@ -15,7 +15,7 @@
  * loops here work in 8 lanes, built for x86-64-v3 and run on every CPU
  * that has it, the portable build below it.  Their reductions keep one
  * vector accumulator, as vec::reduce_all does, a chain the CPU cannot
- * overlap; exp is vexp (Cephes' polynomial, as Sleef's expf8_u10).  bf16
+ * overlap; e^x is vexp (Cephes' polynomial, as Sleef's expf8_u10).  bf16
  * runs keep oneDNN's primitives (vector.c). */
 #include <math.h>
 #include <stdint.h>
@@ -29,31 +29,6 @@
 enum { W = 8,        /* Vectorized<float>'s lanes under AVX2 */
        CHUNK = 16 }; /* vectors a Welford chunk of RowwiseMoments takes */
 
-/* exp(x), vectorizable (no library call, no branch): x = n ln2 + t with
- * |t| <= ln2/2 (ln2 in two parts, Cody and Waite), e^t by Cephes expf's
- * polynomial, 2^n into the exponent bits; within 1 ulp of e^x on [-87,
- * 88] (every float there checked against double exp), clamped outside.
- * A log-softmax's outputs are <= 0. */
-static AI float vexp(float x)
-{
-	x = x < -87.0f ? -87.0f : x;   /* selects (-fno-trapping-math) */
-	x = x > 88.0f ? 88.0f : x;
-	/* n = round(x / ln2): adding 1.5 * 2^23 rounds to a whole number */
-	float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-	float t = x - n * 0.693359375f + n * 2.12194440e-4f;
-	float p = 1.9875691500e-4f;
-	p = p * t + 1.3981999507e-3f;
-	p = p * t + 8.3334519073e-3f;
-	p = p * t + 4.1665795894e-2f;
-	p = p * t + 1.6666665459e-1f;
-	p = p * t + 5.0000001201e-1f;
-	p = p * t * t + t + 1;
-	int32_t e = ((int32_t)n + 127) << 23;
-	float s;
-	memcpy(&s, &e, sizeof s);
-	return p * s;
-}
-
 /* ---- vectors of W lanes (GCC's vector extension) ---------------------- */
 
 typedef float vf __attribute__((vector_size(W * sizeof(float))));
@@ -64,6 +39,20 @@ static AI vf ld(const float *p)
 	vf v;
 	memcpy(&v, p, sizeof v);
 	return v;
+}
+
+/* the first k < W lanes of a vector (the rest 0), as Vectorized's
+ * loadu(p, k) and store(p, k) take a row's tail */
+static AI vf ldn(const float *p, long k)
+{
+	vf v = {0};
+	memcpy(&v, p, (size_t)k * sizeof *p);
+	return v;
+}
+
+static AI void st(float *p, vf v, long k)
+{
+	memcpy(p, &v, (size_t)k * sizeof *p);
 }
 
 static AI vf splat(float x) { return (vf){0} + x; }
@@ -82,8 +71,12 @@ static AI float hsum(vf v)
 	return s;
 }
 
-/* vexp on a vector: the same steps, lane by lane */
-static AI vf vexpv(vf x)
+/* e^x in every lane (no library call, no branch): x = n ln2 + t with
+ * |t| <= ln2/2 (ln2 in two parts, Cody and Waite), e^t by Cephes expf's
+ * polynomial, 2^n into the exponent bits; within 1 ulp of e^x on [-87,
+ * 88] (every float there checked against double exp), clamped outside.
+ * A log-softmax's outputs are <= 0. */
+static AI vf vexp(vf x)
 {
 	x = vmax(x, splat(-87.0f));
 	x = -vmax(-x, splat(-88.0f));
@@ -138,9 +131,10 @@ static AI float row_expsum(const float *restrict a, float m, long n)
 	vf acc = {0};
 	float s = 0;
 	for (long j = 0; j < nb; j += W)
-		acc += vexpv(ld(a + j) - m);
-	for (long j = nb; j < n; j++)
-		s += vexp(a[j] - m);
+		acc += vexp(ld(a + j) - m);
+	vf e = vexp(ldn(a + nb, n - nb) - m);
+	for (long l = 0; l < n - nb; l++)
+		s += e[l];
 	return s + hsum(acc);
 }
 
@@ -210,8 +204,8 @@ static __attribute__((noinline)) void moments_base(const float *restrict x,
 
 typedef struct {
 	long M, N;                    /* rows, and the normalized size */
-	const float *x, *g, *b, *dy;
-	float *y, *mean, *rstd, *dx, *dg, *db;
+	normio io;                    /* fp32 */
+	float *mean, *rstd;           /* per row */
 	float *buf;                   /* 2 N: dg and db, summed over rows */
 } lnctx;
 
@@ -221,13 +215,14 @@ typedef struct {
 static AI void ln_fwd_rows(LN_ARGS)
 {
 	long N = c->N;
+	const float *g = c->io.g, *b = c->io.b;
 	for (long i = 0; i < c->M; i++) {
-		const float *x = c->x + i * N;
-		float *y = c->y + i * N, mean, rstd;
+		const float *x = (const float *)c->io.x + i * N;
+		float *y = (float *)c->io.y + i * N, mean, rstd;
 		moments_base(x, N, &mean, &rstd);
 		float s = rstd, t = -rstd * mean;
 		for (long j = 0; j < N; j++)
-			y[j] = (x[j] * s + t) * c->g[j] + c->b[j];
+			y[j] = (x[j] * s + t) * g[j] + b[j];
 		c->mean[i] = mean;
 		c->rstd[i] = rstd;
 	}
@@ -240,24 +235,26 @@ static AI void ln_fwd_rows(LN_ARGS)
 static AI void ln_bwd_rows(LN_ARGS)
 {
 	long N = c->N;
+	const float *g = c->io.g;
 	float *bg = c->buf, *bb = c->buf + N, scale = 1 / (float)N;
 	memset(c->buf, 0, 2 * (size_t)N * sizeof *c->buf);
 	for (long i = 0; i < c->M; i++) {
-		const float *x = c->x + i * N, *dy = c->dy + i * N;
-		float *dx = c->dx + i * N;
+		const float *x = (const float *)c->io.x + i * N,
+			    *dy = (const float *)c->io.dy + i * N;
+		float *dx = (float *)c->io.dx + i * N;
 		float a = c->rstd[i], m = c->mean[i], t = -a * m;
 		for (long j = 0; j < N; j++)
 			bg[j] += dy[j] * (a * x[j] + t);
 		for (long j = 0; j < N; j++)
 			bb[j] += dy[j];
-		float ds = row_sum(dy, x, c->g, N), db = row_sum(dy, c->g, NULL, N);
+		float ds = row_sum(dy, x, g, N), db = row_sum(dy, g, NULL, N);
 		float b = (db * m - ds) * a * a * a * scale;
 		float k = -b * m - db * a * scale;
 		for (long j = 0; j < N; j++)
-			dx[j] = a * dy[j] * c->g[j] + b * x[j] + k;
+			dx[j] = a * dy[j] * g[j] + b * x[j] + k;
 	}
-	memcpy(c->dg, bg, (size_t)N * sizeof *bg);
-	memcpy(c->db, bb, (size_t)N * sizeof *bb);
+	memcpy(c->io.dg, bg, (size_t)N * sizeof *bg);
+	memcpy(c->io.db, bb, (size_t)N * sizeof *bb);
 }
 
 /* ---- softmax and log-softmax ----------------------------------------- */
@@ -279,8 +276,10 @@ static AI void sm_rows(SM_ARGS)
 				b[j] = a[j] - o;
 			continue;
 		}
-		for (size_t j = 0; j < m; j++)
-			b[j] = vexp(a[j] - mx);
+		size_t mb = m - m % W;
+		for (size_t j = 0; j < mb; j += W)
+			st(b + j, vexp(ld(a + j) - mx), W);
+		st(b + mb, vexp(ldn(a + mb, (long)(m - mb)) - mx), (long)(m - mb));
 		float s = 1 / row_sum(b, NULL, NULL, (long)m);
 		for (size_t j = 0; j < m; j++)
 			b[j] *= s;
@@ -299,8 +298,11 @@ static AI void smb_rows(SMB_ARGS)
 		float *d = dx + i * m;
 		if (log) {
 			float s = row_sum(g, NULL, NULL, (long)m);
-			for (size_t j = 0; j < m; j++)
-				d[j] = g[j] - vexp(a[j]) * s;
+			size_t mb = m - m % W;
+			for (size_t j = 0; j < mb; j += W)
+				st(d + j, ld(g + j) - vexp(ld(a + j)) * s, W);
+			long k = (long)(m - mb);
+			st(d + mb, ldn(g + mb, k) - vexp(ldn(a + mb, k)) * s, k);
 		} else {
 			float s = row_sum(g, a, NULL, (long)m);
 			for (size_t j = 0; j < m; j++)
@@ -357,73 +359,40 @@ void dn_layernorm_c(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
-	int train = l->train;
 	dnnl_memory_desc_t md = MD(2, N, D), mg = MDF(1, D);
-	dnnl_memory_t x = dn_tensor(r, &md, RAND, 1), y = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t g = dn_tensor(r, &mg, RAND, 1), b = dn_tensor(r, &mg, RAND, 1);
 	lnctx *c = dn_balloc(r, sizeof *c);
 	float *stats = dn_fbuf(r, 2 * (size_t)N);
+	float *buf = l->train ? dn_fbuf(r, 2 * (size_t)D) : NULL;
 	if (r->st)
 		return;
-	*c = (lnctx){(long)N, (long)D, dn_ptr(x), dn_ptr(g), dn_ptr(b), NULL,
-		     dn_ptr(y), stats, stats + N, NULL, NULL, NULL, NULL};
-	op *o = dn_cop(r, FWD, c_ln_fwd);
+	*c = (lnctx){(long)N, (long)D, {0}, stats, stats + N, buf};
+	dn_norm_loops(r, &md, &mg, &c->io, c, c_ln_fwd, c_ln_bwd, "c:layernorm");
+}
+
+/* fn over rows of m: a, b, c its buffers (op's fields), k log */
+static void rows_op(pn_run *r, int ph, void (*fn)(const op *), void *a,
+		    void *b, void *c, size_t rows, size_t m, int log,
+		    const char *note)
+{
+	op *o = dn_cop(r, ph, fn);
 	if (!o)
 		return;
-	o->ctx = c;
-	dn_note(r, "c:layernorm");
-	dn_canon(r, CX, x, NULL);
-	dn_canon(r, CY, y, NULL);
-	if (!train) {
-		dn_addparam(r, g, NULL, &mg);
-		dn_addparam(r, b, NULL, &mg);
-		return;
-	}
-	dnnl_memory_t dy = dn_tensor(r, &md, RAND, 1), dx = dn_tensor(r, &md, ZERO, 1);
-	dnnl_memory_t dg = dn_tensor(r, &mg, ZERO, 1), db = dn_tensor(r, &mg, ZERO, 1);
-	c->buf = dn_fbuf(r, 2 * (size_t)D);
-	if (r->st)
-		return;
-	c->dy = dn_ptr(dy);
-	c->dx = dn_ptr(dx);
-	c->dg = dn_ptr(dg);
-	c->db = dn_ptr(db);
-	o = dn_cop(r, BWD, c_ln_bwd);
-	if (!o)
-		return;
-	o->ctx = c;
-	dn_addparam(r, g, dg, &mg);
-	dn_addparam(r, b, db, &mg);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	*o = (op){.fn = o->fn, .a = a, .b = b, .c = c, .n = rows, .m = m,
+		  .k = log};
+	dn_note(r, note);
 }
 
 void dn_softmax_rows(pn_run *r, int ph, int log, dnnl_memory_t x,
 		     dnnl_memory_t y, size_t rows, size_t m)
 {
-	op *o = dn_cop(r, ph, c_softmax);
-	if (!o)
-		return;
-	o->a = dn_ptr(x);
-	o->c = dn_ptr(y);
-	o->n = rows;
-	o->m = m;
-	o->k = log;
-	dn_note(r, "c:softmax");
+	rows_op(r, ph, c_softmax, dn_ptr(x), NULL, dn_ptr(y), rows, m, log,
+		"c:softmax");
 }
 
 void dn_softmax_bwd_rows(pn_run *r, int ph, int log, dnnl_memory_t y,
 			 dnnl_memory_t dy, dnnl_memory_t dx, size_t rows,
 			 size_t m)
 {
-	op *o = dn_cop(r, ph, c_softmax_bwd);
-	if (!o)
-		return;
-	o->a = dn_ptr(y);
-	o->b = dn_ptr(dy);
-	o->c = dn_ptr(dx);
-	o->n = rows;
-	o->m = m;
-	o->k = log;
-	dn_note(r, "c:softmax_bwd");
+	rows_op(r, ph, c_softmax_bwd, dn_ptr(y), dn_ptr(dy), dn_ptr(dx), rows,
+		m, log, "c:softmax_bwd");
 }

@@ -101,8 +101,7 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	dn_canon(r, CX, x, NULL);
 	dn_canon(r, CY, y, NULL);
 	if (!train) {
-		dn_addparam(r, g, NULL, mc);
-		dn_addparam(r, b, NULL, mc);
+		dn_norm_params(r, g, b, NULL, NULL, mc, NULL, NULL);
 		return;
 	}
 	dnnl_memory_t dy = dn_tensor(r, md, RAND, 1), dx = dn_tensor(r, md, ZERO, 1);
@@ -111,10 +110,7 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     DNNL_ARG_MEAN, mean, DNNL_ARG_VARIANCE, var, DNNL_ARG_SCALE, g,
 	     DNNL_ARG_SHIFT, b, DNNL_ARG_DIFF_SRC, dx, DNNL_ARG_DIFF_SCALE, dg,
 	     DNNL_ARG_DIFF_SHIFT, db, -1);
-	dn_addparam(r, g, dg, mc);
-	dn_addparam(r, b, db, mc);
-	dn_canon(r, CDY, dy, NULL);
-	dn_canon(r, CDX, dx, NULL);
+	dn_norm_params(r, g, b, dg, db, mc, dy, dx);
 }
 
 void dn_layernorm(pn_run *r)
