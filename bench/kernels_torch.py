@@ -1,30 +1,51 @@
-"""bench/kernels_torch.py - per-element times of PyTorch's CPU kernels for
-bench/kernels-vs-torch: one training call (forward, then backward) of each
-row of a TSV (op, rows, dim: layernorm, softmax or xent over the last
-axis of a rows x dim tensor, or the activation relu, gelu, tanh or
-sigmoid on it), one thread, thread CPU time, the median of
-REPS calls after WARMUP.  Prints layer, rows, dim, fwd_ns, bwd_ns (ns an
-element of the input)."""
+"""bench/kernels_torch.py - PyTorch's CPU kernels for bench/kernels-vs-torch:
+one training call (forward, then backward) of each row of a TSV (op, then
+its sizes: layernorm, softmax and xent over the last axis of a rows x dim
+tensor, the activations relu, gelu, tanh and sigmoid on one; bmm of batch
+x m x n by batch x n x k; attention as nn.MultiheadAttention, batch x
+seq_len x embed_dim, heads, dropout 0.1), one thread, thread CPU time, the
+median of REPS calls after WARMUP.  Prints op, sizes (x-joined), fwd_us,
+bwd_us."""
+import os
 import sys
 import time
 
-import torch
+# one thread means one: OpenBLAS and OpenMP keep their own pools
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
+import torch  # noqa: E402 (after the environment it reads)
 
 F = torch.nn.functional
+ACT = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh,
+       "sigmoid": torch.sigmoid}
 
 
-def call(layer, x, dim, t):
-    if layer == "layernorm":
-        return torch.nn.LayerNorm(dim)
-    if layer == "softmax":
-        return lambda z: F.softmax(z, -1)
-    if layer == "xent":
-        return lambda z: F.cross_entropy(z, t)
-    act = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh,
-           "sigmoid": torch.sigmoid}
-    if layer in act:
-        return act[layer]
-    raise SystemExit("kernels_torch.py: %s: not a layer it times" % layer)
+def case(op, d):
+    """The call, its inputs that need gradients and the gradient of its
+    output, for op of sizes d."""
+    if op == "bmm":
+        a = torch.randn(d[0], d[1], d[2], requires_grad=True)
+        b = torch.randn(d[0], d[2], d[3], requires_grad=True)
+        return (lambda: torch.bmm(a, b)), (a, b), torch.randn(d[0], d[1], d[3])
+    if op == "attention":
+        m = torch.nn.MultiheadAttention(d[2], d[3], dropout=0.1,
+                                        batch_first=True)
+        x = torch.randn(d[0], d[1], d[2], requires_grad=True)
+        return (lambda: m(x, x, x, need_weights=False)[0]), (x,), torch.randn(d[0], d[1], d[2])
+    n, k = d
+    x = torch.randn(n, k, requires_grad=True)
+    if op == "layernorm":
+        m = torch.nn.LayerNorm(k)
+        return (lambda: m(x)), (x,), torch.randn(n, k)
+    if op == "softmax":
+        return (lambda: F.softmax(x, -1)), (x,), torch.randn(n, k)
+    if op == "xent":
+        t = torch.randint(0, k, (n,))
+        return (lambda: F.cross_entropy(x, t)), (x,), torch.tensor(1.0)
+    if op in ACT:
+        return (lambda: ACT[op](x)), (x,), torch.randn(n, k)
+    raise SystemExit("kernels_torch.py: %s: not an op it times" % op)
 
 
 def main():
@@ -33,27 +54,25 @@ def main():
     torch.manual_seed(1)
     with open(sys.argv[1]) as f:
         rows = [line.split() for line in f if line.strip()]
-    for layer, n, d in rows:
-        n, d = int(n), int(d)
-        x = torch.randn(n, d, requires_grad=True)
-        t = torch.randint(0, d, (n,))
-        fn = call(layer, x, d, t)
-        g = torch.tensor(1.0) if layer == "xent" else torch.randn(n, d)
+    for row in rows:
+        op, d = row[0], [int(v) for v in row[1:]]
+        fn, inputs, g = case(op, d)
         fw, bw = [], []
         for r in range(warmup + reps):
             t0 = time.thread_time_ns()
-            y = fn(x)
+            y = fn()
             t1 = time.thread_time_ns()
             y.backward(g)
             t2 = time.thread_time_ns()
-            x.grad = None
+            for x in inputs:
+                x.grad = None
             if r >= warmup:
                 fw.append(t1 - t0)
                 bw.append(t2 - t1)
         fw.sort()
         bw.sort()
-        print("%s\t%d\t%d\t%.4f\t%.4f" % (layer, n, d, fw[len(fw) // 2] / (n * d),
-                                          bw[len(bw) // 2] / (n * d)))
+        print("%s\t%s\t%.3f\t%.3f" % (op, "x".join(row[1:]), fw[len(fw) // 2] / 1e3,
+                                      bw[len(bw) // 2] / 1e3))
 
 
 main()

@@ -136,6 +136,28 @@ has_cuda_device() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == openblas:sgemm:?* ]]
 }
 
+@test "pn-time runs fp32 bmm and attention's products on OpenBLAS, as PyTorch's bmm and addmm do" {
+	printf 'layer\tbatch\tseq_len\tembed_dim\theads\tdropout\tm\tn\tk\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	printf 'bmm\t2\tNA\tNA\tNA\tNA\t16\t8\t12\ttrain\tnone\n' >>"$BATS_TEST_TMPDIR/in"
+	printf 'attention\t2\t8\t32\t2\t0\tNA\tNA\tNA\ttrain\tsgd\n' >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 2 -w 1 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | paste -sd,)" = ok,ok ]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message | sed -n 1p)" == openblas:sgemm:?* ]]
+	[[ "$(column "$BATS_TEST_TMPDIR/o" message | sed -n 2p)" == openblas:sgemm:?*,c:softmax* ]]
+	! column "$BATS_TEST_TMPDIR/o" message | grep -qE '(^|,)(brg|gemm):'
+}
+
+@test "pn-time --check passes bmm rows of one element, below 400 multiply-adds a matrix and above, and thin ones" {
+	# below 400 a scalar loop, as PyTorch's bmm; above, sgemm per matrix
+	printf 'layer\tbatch\tm\tn\tk\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"
+	for s in '1 1 1 1' '3 5 7 9' '2 8 8 8' '2 17 33 9' '4 100 1 50' '1 1 300 20' '3 40 2 1'; do
+		set -- $s
+		printf 'bmm\t%s\t%s\t%s\t%s\ttrain\tnone\n' "$1" "$2" "$3" "$4" >>"$BATS_TEST_TMPDIR/in"
+	done
+	pn-time --check -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >/dev/null 2>"$BATS_TEST_TMPDIR/err"
+	grep -q "check bmm: PASS (7 rows" "$BATS_TEST_TMPDIR/err"
+}
+
 # Prescott's SSE3 kernels run on every x86-64 CPU
 @test "pn-time names the kernels OpenBLAS runs a dense layer's products on in its message" {
 	printf 'layer\tbatch\tin_features\tout_features\tbias\tpass\toptimizer\ndense\t8\t64\t32\t1\tfwd\tnone\n' |

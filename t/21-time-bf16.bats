@@ -52,6 +52,14 @@ dense_row() {
 	[[ "$(column "$BATS_TEST_TMPDIR/o" message)" == *bf16* ]]
 }
 
+@test "pn-time runs bf16 bmm on oneDNN's matmul, not the fp32 rows' OpenBLAS" {
+	native_bf16 || skip "this CPU has no native bf16"
+	printf 'layer\tbatch\tm\tn\tk\tprecision\tpass\toptimizer\nbmm\t2\t16\t8\t12\tbf16\ttrain\tnone\n' >"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 -w 0 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = ok ]
+	! column "$BATS_TEST_TMPDIR/o" message | grep -q openblas
+}
+
 @test "pn-time runs bf16 layer norm and softmax on oneDNN's primitives, not the fp32 rows' ATen loops" {
 	native_bf16 || skip "this CPU has no native bf16"
 	printf 'layer\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\n' >"$BATS_TEST_TMPDIR/in"

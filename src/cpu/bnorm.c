@@ -169,7 +169,7 @@ void dn_batchnorm(pn_run *r)
 		   X = (dnnl_dim_t)l->image;
 	/* statistics, scale and shift in fp32 whatever the data */
 	dnnl_memory_desc_t md = MD(4, B, C, X, X), mc = MDF(1, C);
-	bnctx *c = dn_balloc(r, sizeof *c);
+	bnctx *c = dn_ctx(r, sizeof *c);
 	float *stats = dn_balloc(r, 2 * (size_t)C * sizeof *stats);
 	if (r->st)
 		return;

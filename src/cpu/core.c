@@ -52,11 +52,12 @@ int dn_status(pn_run *r, dnnl_status_t s, const char *what, const char *file,
 	return -1;
 }
 
-void *dn_balloc(pn_run *r, size_t bytes)
+/* n bytes for the run, counted as its memory when count */
+static void *alloc(pn_run *r, size_t bytes, int count)
 {
 	if (r->st)
 		return NULL;
-	r->bytes += (double)bytes;
+	r->bytes += count ? (double)bytes : 0;
 	if (r->limit > 0 && r->bytes > r->limit) {
 		dn_fail(r, PN_OOM, "needs more than --mem-limit %.0f bytes",
 		     r->limit);
@@ -72,6 +73,10 @@ void *dn_balloc(pn_run *r, size_t bytes)
 	r->buf[r->nbuf++] = p;
 	return p;
 }
+
+void *dn_balloc(pn_run *r, size_t bytes) { return alloc(r, bytes, 1); }
+
+void *dn_ctx(pn_run *r, size_t bytes) { return alloc(r, bytes, 0); }
 
 float *dn_fbuf(pn_run *r, size_t n)
 {

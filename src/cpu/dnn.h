@@ -110,6 +110,9 @@ int dn_status(pn_run *r, dnnl_status_t s, const char *what, const char *file,
 	      int line);
 /* bytes counted against --mem-limit (PN_OOM beyond it), freed by release */
 void *dn_balloc(pn_run *r, size_t bytes);
+/* The context of an op (its sizes and pointers): pn-time's bookkeeping,
+ * not the layer's memory, so not in mem_bytes; freed by release too. */
+void *dn_ctx(pn_run *r, size_t bytes);
 float *dn_fbuf(pn_run *r, size_t n);          /* n zeroed floats */
 
 /* A memory object of md on a new buffer; fill ZERO, RAND in [-1, 1),

@@ -1,11 +1,15 @@
 /* gemm.c - the cpu backend's matrix products: dense, bmm and
- * attention (oneDNN matmul, softmax, reductions).
+ * attention (their products, softmax, reductions).
  *
- * An fp32 dense layer runs as a framework's Linear does on the CPU:
- * PyTorch's addmm and mm call the BLAS it links (OpenBLAS's sgemm on
- * Debian), not oneDNN, and sum the bias gradient in a loop of their own,
- * so those are what pn-time times (pn-time --cpu-spec measures OpenBLAS
- * at about half of oneDNN's sgemm rate on one core). */
+ * fp32 products run as PyTorch 1.13 runs them on the CPU: addmm, mm and
+ * bmm call the BLAS it links (OpenBLAS's sgemm on Debian), not oneDNN;
+ * bmm one sgemm per matrix of the batch (a scalar loop below 400
+ * multiply-adds a matrix), and a bias gradient is a loop of column sums.
+ * OpenBLAS and oneDNN need not run alike: on an Intel Xeon that OpenBLAS
+ * 0.3.21 does not know it takes its SSE3 kernels, at a fifth of oneDNN's
+ * rate (pn-time --cpu-spec's blas_fp32_gflops against fp32_gflops), and
+ * PyTorch's steps pay that.  bf16 products run on oneDNN's matmul (as
+ * PyTorch's mkldnn matmul for bf16). */
 #include <cblas.h>
 #undef I                 /* complex.h's, through cblas.h: I names sizes here */
 #include <math.h>
@@ -15,29 +19,169 @@
 #include "dnn.h"
 #include "err.h"
 
-/* dst = src @ wei (+ bias) on plain memories (any strides). */
+/* One operand of a product on BLAS: the matrix in the last two dims of
+ * md, row-major (column stride 1, ld its row stride) or transposed (row
+ * stride 1, ld its column stride), and the strides of the up to two batch
+ * dims before it, outer s0 and inner s1 (0 where absent). */
+typedef struct {
+	long rows, cols, ld, s0, s1;
+	int trans;
+} operand;
+
+static int as_operand(const dnnl_memory_desc_t *md, operand *o)
+{
+	int n = md->ndims;
+	if (n < 2 || n > 4 || md->format_kind != dnnl_blocked)
+		return 0;
+	const dnnl_dim_t *st = md->format_desc.blocking.strides;
+	long sr = st[n - 2], sc = st[n - 1];
+	*o = (operand){md->dims[n - 2], md->dims[n - 1], sr, n > 2 ? st[0] : 0,
+		       n > 3 ? st[1] : 0, 0};
+	if (sc != 1 && o->cols != 1) {
+		if (sr != 1 && o->rows != 1)
+			return 0;
+		o->trans = 1;
+		o->ld = sc;
+	}
+	/* BLAS wants ld >= a stored row's length, even of one row */
+	long need = o->trans ? o->rows : o->cols;
+	if (o->ld < need)
+		o->ld = need;
+	return 1;
+}
+
+/* A batch of products c = alpha a b (+ bias, a row copied into every row
+ * of c first, then beta 1, as addmm): nb0 x nb1 matrices. */
+typedef struct {
+	const float *a, *b, *bias;
+	float *c;
+	operand oa, ob, oc;
+	long nb0, nb1;
+	float alpha;
+} bgemm;
+
+/* PyTorch's bmm below 400 multiply-adds a matrix: a scalar loop */
+static void small_gemm(const bgemm *g, const float *a, const float *b,
+		       float *c)
+{
+	long M = g->oa.rows, K = g->oa.cols, N = g->ob.cols;
+	for (long i = 0; i < M; i++)
+		for (long j = 0; j < N; j++) {
+			float acc = 0;
+			for (long k = 0; k < K; k++)
+				acc += (g->oa.trans ? a[k * g->oa.ld + i] :
+					a[i * g->oa.ld + k]) *
+				       (g->ob.trans ? b[j * g->ob.ld + k] :
+					b[k * g->ob.ld + j]);
+			c[i * g->oc.ld + j] = g->alpha * acc;
+		}
+}
+
+static void c_bgemm(const op *o)
+{
+	const bgemm *g = o->ctx;
+	long M = g->oa.rows, K = g->oa.cols, N = g->ob.cols;
+	for (long i = 0; i < g->nb0; i++)
+		for (long j = 0; j < g->nb1; j++) {
+			const float *a = g->a + i * g->oa.s0 + j * g->oa.s1,
+				    *b = g->b + i * g->ob.s0 + j * g->ob.s1;
+			float *c = g->c + i * g->oc.s0 + j * g->oc.s1;
+			if (!g->bias && M * N * K < 400) {
+				small_gemm(g, a, b, c);
+				continue;
+			}
+			if (g->bias)
+				for (long r = 0; r < M; r++)
+					memcpy(c + r * g->oc.ld, g->bias,
+					       (size_t)N * sizeof *c);
+			cblas_sgemm(CblasRowMajor,
+				    g->oa.trans ? CblasTrans : CblasNoTrans,
+				    g->ob.trans ? CblasTrans : CblasNoTrans,
+				    (int)M, (int)N, (int)K, g->alpha, a,
+				    (int)g->oa.ld, b, (int)g->ob.ld,
+				    g->bias ? 1 : 0, c, (int)g->oc.ld);
+		}
+}
+
+/* "openblas:sgemm:CORE", CORE the kernels OpenBLAS chose for this CPU
+ * (pn_cpu_blas_core; its SSE3 "Prescott" where it does not know the CPU:
+ * a quarter of the rate, and pn-time --cpu-spec warns) */
+static const char *blas_note(void)
+{
+	static char note[96];
+	if (!note[0])
+		snprintf(note, sizeof note, "openblas:sgemm:%s",
+			 pn_cpu_blas_core());
+	return note;
+}
+
+/* dst = scale src @ wei (+ bias) on plain memories (any strides; up to
+ * two batch dims, the same in all three), added to phase ph: in fp32 on
+ * BLAS, else oneDNN's matmul (act: its fused activation). */
 static void matmul(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t wei,
 		   dnnl_memory_t bias, dnnl_memory_t dst, int act, float scale)
 {
 	if (r->st)
 		return;
+	const dnnl_memory_desc_t *ms = dn_mdof(src), *mw = dn_mdof(wei),
+				 *md = dn_mdof(dst);
+	bgemm g = {0};
+	if (dn_dt == dnnl_f32 && !act && ms->ndims == mw->ndims &&
+	    ms->ndims == md->ndims && as_operand(ms, &g.oa) &&
+	    as_operand(mw, &g.ob) && as_operand(md, &g.oc) && !g.oc.trans) {
+		bgemm *p = dn_ctx(r, sizeof *p);
+		op *o = dn_cop(r, ph, c_bgemm);
+		if (!o || !p)
+			return;
+		int n = md->ndims;
+		g.a = dn_ptr(src);
+		g.b = dn_ptr(wei);
+		g.c = dn_ptr(dst);
+		g.bias = bias ? dn_ptr(bias) : NULL;
+		g.nb0 = n > 2 ? md->dims[0] : 1;
+		g.nb1 = n > 3 ? md->dims[1] : 1;
+		g.alpha = scale;
+		*p = g;
+		o->ctx = p;
+		dn_note(r, blas_note());
+		return;
+	}
 	dnnl_matmul_desc_t d;
-	DN(dnnl_matmul_desc_init(&d, dn_mdof(src), dn_mdof(wei),
-				 bias ? dn_mdof(bias) : NULL, dn_mdof(dst)), "matmul");
+	DN(dnnl_matmul_desc_init(&d, ms, mw, bias ? dn_mdof(bias) : NULL, md),
+	   "matmul");
 	dnnl_primitive_desc_t pd = dn_pdesc(r, &d, act, scale, NULL, "matmul");
 	dn_prim(r, ph, pd, DNNL_ARG_SRC, src, DNNL_ARG_WEIGHTS, wei,
 	     DNNL_ARG_BIAS, bias, DNNL_ARG_DST, dst, -1);
 }
 
-/* dst[1][n] = sum over rows of src[m][n], as ones[1][m] @ src: oneDNN's
- * reduction primitive has only its reference kernel (ref:any) for this
- * layout, twice as slow as a framework's vectorized sum (PyTorch's bias
- * gradient), while a matmul runs a jit kernel. */
+/* b[n] = the column sums of a[m][n], as PyTorch's sum over the rows of
+ * a bias gradient (dense's db, in c_linear_bwd, too) */
+static void col_sums(const float *a, float *b, size_t m, size_t n)
+{
+	memset(b, 0, n * sizeof *b);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++)
+			b[j] += a[i * n + j];
+}
+
+static void c_colsum(const op *o) { col_sums(o->a, o->b, o->n, o->m); }
+
+/* dst[1][n] = sum over rows of src[m][n]: in fp32 col_sums; in bf16 as
+ * ones[1][m] @ src: oneDNN's reduction primitive has only its reference
+ * kernel (ref:any) for this layout, twice as slow as a framework's
+ * vectorized sum, while a matmul runs a jit kernel. */
 static void colsum(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst)
 {
 	if (r->st)
 		return;
 	dnnl_dim_t m = dn_mdof(src)->dims[0];
+	if (dn_dt == dnnl_f32) {
+		op *o = dn_cop(r, ph, c_colsum);
+		if (o)
+			*o = (op){.fn = c_colsum, .a = dn_ptr(src), .b = dn_ptr(dst),
+				  .n = (size_t)m, .m = (size_t)dn_mdof(src)->dims[1]};
+		return;
+	}
 	if (m == 1) {                   /* one row: oneDNN wants a copy */
 		dn_reorder(r, ph, src, dst);
 		return;
@@ -53,91 +197,12 @@ static void colsum(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t dst)
 	matmul(r, ph, ones, src, NULL, dst, 0, 1);
 }
 
-/* y[B][O] = x[B][I] W[O][I]^T + b: PyTorch's addmm (the bias copied into
- * every row, then sgemm with beta 1) */
-static void c_linear(const op *o)
-{
-	size_t B = o->n, O = o->m, I = (size_t)o->k;
-	if (o->c)
-		for (size_t i = 0; i < B; i++)
-			memcpy(o->b + i * O, o->c, O * sizeof(float));
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)O,
-		    (int)I, 1, o->a, (int)I, o->d, (int)I, o->c ? 1 : 0, o->b,
-		    (int)O);
-}
-
-/* dx[B][I] = dz[B][O] W[O][I] (a, unless the input needs no gradient:
- * dx NULL); dW[O][I] = dz^T x (b); db[O] = the column sums of dz (c, when
- * there is a bias) */
-typedef struct {
-	const float *dz, *w, *x;
-	float *dx, *dw, *db;
-} linbwd;
-
-static void c_linear_bwd(const op *o)
-{
-	const linbwd *p = o->ctx;
-	size_t B = o->n, O = o->m, I = (size_t)o->k;
-	if (p->dx)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B,
-			    (int)I, (int)O, 1, p->dz, (int)O, p->w, (int)I, 0,
-			    p->dx, (int)I);
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)O, (int)I,
-		    (int)B, 1, p->dz, (int)O, p->x, (int)I, 0, p->dw, (int)I);
-	if (!p->db)
-		return;
-	memset(p->db, 0, O * sizeof(float));
-	for (size_t i = 0; i < B; i++)
-		for (size_t j = 0; j < O; j++)
-			p->db[j] += p->dz[i * O + j];
-}
-
-/* "openblas:sgemm:CORE", CORE the kernels OpenBLAS chose for this CPU
- * (pn_cpu_blas_core; its SSE3 "Prescott" where it does not know the CPU:
- * a quarter of the rate, and pn-time --cpu-spec warns) */
-static const char *blas_note(void)
-{
-	static char note[96];
-	if (!note[0])
-		snprintf(note, sizeof note, "openblas:sgemm:%s",
-			 pn_cpu_blas_core());
-	return note;
-}
-
-/* The products of an fp32 dense layer on OpenBLAS (see the top of the
- * file): y = x W^T + b into FWD, or dx, dW, db from dz into BWD. */
-static void blas_fwd(pn_run *r, dnnl_memory_t x, dnnl_memory_t w,
-		     dnnl_memory_t b, dnnl_memory_t y, size_t B, size_t O,
-		     size_t I)
-{
-	op *o = dn_cop(r, FWD, c_linear);
-	if (!o)
-		return;
-	dn_note(r, blas_note());
-	*o = (op){.fn = c_linear, .a = dn_ptr(x), .b = dn_ptr(y),
-		  .c = b ? dn_ptr(b) : NULL, .d = dn_ptr(w), .n = B, .m = O,
-		  .k = (int)I};
-}
-
-static void blas_bwd(pn_run *r, dnnl_memory_t dz, dnnl_memory_t w,
-		     dnnl_memory_t x, dnnl_memory_t dx, dnnl_memory_t dw,
-		     dnnl_memory_t db, size_t B, size_t O, size_t I)
-{
-	linbwd *p = dn_balloc(r, sizeof *p);
-	op *o = dn_cop(r, BWD, c_linear_bwd);
-	if (!o || !p)
-		return;
-	*p = (linbwd){dn_ptr(dz), dn_ptr(w), dn_ptr(x), dx ? dn_ptr(dx) : NULL,
-		      dn_ptr(dw), db ? dn_ptr(db) : NULL};
-	*o = (op){.fn = c_linear_bwd, .ctx = p, .n = B, .m = O, .k = (int)I};
-}
-
 void dn_dense(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t B = (dnnl_dim_t)l->batch, I = (dnnl_dim_t)l->in_features,
 		   O = (dnnl_dim_t)l->out_features;
-	int act = l->activation, train = l->train, blas = dn_dt == dnnl_f32;
+	int act = l->activation, train = l->train;
 	/* W[O][I] row-major, described as pn_io's w[I][O] */
 	dnnl_memory_desc_t mx = MD(2, B, I), my = MD(2, B, O),
 		mw = MDS(2, DIMS(I, O), DIMS(1, I)), mb = MD(2, 1, O);
@@ -145,8 +210,8 @@ void dn_dense(pn_run *r)
 	dnnl_memory_t w = dn_tensor(r, &mw, WEIGHT, (double)I);
 	dnnl_memory_t b = l->bias ? dn_tensor(r, &mb, WEIGHT, (double)I) : NULL;
 	dnnl_memory_t y = dn_tensor(r, &my, ZERO, 1);
-	if (blas) {
-		blas_fwd(r, x, w, b, y, (size_t)B, (size_t)O, (size_t)I);
+	if (dn_dt == dnnl_f32) {  /* addmm on BLAS, then the activation's op */
+		matmul(r, FWD, x, w, b, y, 0, 1);
 		dn_act_fwd(r, act, y);
 	} else {
 		matmul(r, FWD, x, w, b, y, act, 1);
@@ -166,9 +231,7 @@ void dn_dense(pn_run *r)
 	dnnl_memory_t dx = l->no_input_grad ? NULL : dn_tensor(r, &mx, ZERO, 1);
 	dnnl_memory_t dw = dn_tensor(r, &mwt, ZERO, 1);
 	dnnl_memory_t db = b ? dn_tensor(r, &mb, ZERO, 1) : NULL;
-	if (blas) {
-		blas_bwd(r, dz, w, x, dx, dw, db, (size_t)B, (size_t)O, (size_t)I);
-	} else if (!r->st) {
+	if (!r->st) {
 		if (dx)
 			matmul(r, BWD, dz, dn_view(r, &mwt, dn_ptr(w)), NULL,
 			       dx, 0, 1);

@@ -164,7 +164,7 @@ void dn_pool(pn_run *r)
 	int train = l->train, max = strcmp(l->op, "max") == 0;
 	dnnl_memory_desc_t mx = MD(4, B, C, X, X), my = MD(4, B, C, Y, Y);
 	dnnl_memory_t x = dn_tensor(r, &mx, RAND, 1), y = dn_tensor(r, &my, ZERO, 1);
-	poolctx *c = dn_balloc(r, sizeof *c);
+	poolctx *c = dn_ctx(r, sizeof *c);
 	int64_t *ind = max ? dn_balloc(r, (size_t)(B * C * Y * Y) *
 				       sizeof(int64_t)) : NULL;
 	if (r->st)

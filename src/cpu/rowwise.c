@@ -5,7 +5,7 @@
  * primitives, which ran 1.9-3.7x faster forward than Debian's PyTorch
  * 1.13 (bench/kernels-vs-torch, Xeon, 2026-11-30: pn / PyTorch per
  * element, layer norm 0.27-0.53, softmax 0.51-0.58, cross-entropy
- * 0.46-0.52; with these loops 0.58-0.81, 0.94-1.02, 0.84-0.93), so a step
+ * 0.46-0.52; with these loops 0.60-0.82, 1.00-1.07, 0.88-0.95), so a step
  * predicted from them ran too fast.
  *
  * ATen's kernels are written on Vectorized<float>, whose width is the
@@ -360,7 +360,7 @@ void dn_layernorm_c(pn_run *r)
 	const pn_layer *l = &r->cfg.l;
 	dnnl_dim_t N = (dnnl_dim_t)(l->batch * l->seq_len), D = (dnnl_dim_t)l->dim;
 	dnnl_memory_desc_t md = MD(2, N, D), mg = MDF(1, D);
-	lnctx *c = dn_balloc(r, sizeof *c);
+	lnctx *c = dn_ctx(r, sizeof *c);
 	float *stats = dn_fbuf(r, 2 * (size_t)N);
 	float *buf = l->train ? dn_fbuf(r, 2 * (size_t)D) : NULL;
 	if (r->st)

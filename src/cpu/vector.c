@@ -473,7 +473,7 @@ static void elem_pow(pn_run *r, elem *e)
 		return;
 	e->dx = dn_tensor(r, &e->md, ZERO, 1);
 	e->dx2 = dn_tensor(r, &e->md, ZERO, 1);
-	powbwd *pb = dn_balloc(r, sizeof *pb);
+	powbwd *pb = dn_ctx(r, sizeof *pb);
 	if (!pb)
 		return;
 	*pb = (powbwd){dn_ptr(e->x), dn_ptr(e->x2), dn_ptr(e->y), dn_ptr(e->dy),
