@@ -3,7 +3,10 @@ one training call (forward, then backward) of each row of a TSV (op, then
 its sizes: layernorm, softmax and xent over the last axis of a rows x dim
 tensor, the activations relu, gelu, tanh and sigmoid on one; bmm of batch
 x m x n by batch x n x k; attention as nn.MultiheadAttention, batch x
-seq_len x embed_dim, heads, dropout 0.1), one thread, thread CPU time, the
+seq_len x embed_dim, heads, dropout 0.1; conv2d as nn.Conv2d with a
+bias, batch x in_channels x image x out_channels x kernel, stride 1,
+padding kernel / 2, the input's gradient computed unless in_channels is
+1 or 3, a network's first layer), one thread, thread CPU time, the
 median of REPS calls after WARMUP.  Prints op, sizes (x-joined), fwd_us,
 bwd_us."""
 import os
@@ -33,6 +36,11 @@ def case(op, d):
                                         batch_first=True)
         x = torch.randn(d[0], d[1], d[2], requires_grad=True)
         return (lambda: m(x, x, x, need_weights=False)[0]), (x,), torch.randn(d[0], d[1], d[2])
+    if op == "conv2d":
+        m = torch.nn.Conv2d(d[1], d[3], d[4], padding=d[4] // 2)
+        x = torch.randn(d[0], d[1], d[2], d[2], requires_grad=d[1] not in (1, 3))
+        y = d[2] + 2 * (d[4] // 2) - d[4] + 1
+        return (lambda: m(x)), (x,), torch.randn(d[0], d[3], y, y)
     n, k = d
     x = torch.randn(n, k, requires_grad=True)
     if op == "layernorm":

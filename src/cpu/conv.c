@@ -7,7 +7,10 @@
  * src, weights in and dst out; backward diff_dst and weights in, diff_src
  * out; then src and diff_dst in again, diff_weights out (what
  * DNNL_VERBOSE shows PyTorch 1.13 run).  So the tensors here are plain
- * and those reorders are timed with the primitives. */
+ * and those reorders are timed with the primitives.  The algorithm is
+ * direct, as ideep asks for it: oneDNN's auto picked Winograd for some
+ * 3 x 3 shapes (32 x 3 x 32 x 32 to 32 channels: 2.9x PyTorch's forward,
+ * bench/kernels-vs-torch, 2026-11-30), which PyTorch never runs. */
 
 #include "dnn.h"
 #include "err.h"
@@ -59,11 +62,11 @@ static void conv_bwd(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_memory_t x,
 	dnnl_primitive_desc_t dpd = NULL;
 	if (!l->no_input_grad) {     /* input_grad 0: no backward data */
 		DN(dnnl_convolution_backward_data_desc_init(&dd,
-			dnnl_convolution_auto, &dsx, &dsw, &dsy, st, pl, prr),
+			dnnl_convolution_direct, &dsx, &dsw, &dsy, st, pl, prr),
 		   "convolution backward data");
 		dpd = dn_pdesc(r, &dd, 0, 1, fpd, "convolution backward data");
 	}
-	DN(dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_auto,
+	DN(dnnl_convolution_backward_weights_desc_init(&wd, dnnl_convolution_direct,
 		&dsx, &dsw, l->bias ? mb : NULL, &dsy, st, pl, prr),
 	   "convolution backward weights");
 	dnnl_primitive_desc_t wpd = dn_pdesc(r, &wd, 0, 1, fpd,
@@ -101,7 +104,7 @@ void dn_conv2d(pn_run *r)
 	dnnl_dims_t st = {s, s}, pl = {p, p}, prr = {pr, pr};
 	dnnl_convolution_desc_t fd;
 	DN(dnnl_convolution_forward_desc_init(&fd, train ? dnnl_forward_training
-		: dnnl_forward_inference, dnnl_convolution_auto, &sx, &sw,
+		: dnnl_forward_inference, dnnl_convolution_direct, &sx, &sw,
 		l->bias ? &mb : NULL, &sy, st, pl, prr), "convolution");
 	dnnl_primitive_desc_t fpd = dn_pdesc(r, &fd, act, 1, NULL, "convolution");
 	if (r->st)
