@@ -51,13 +51,15 @@ static int as_operand(const dnnl_memory_desc_t *md, operand *o)
 }
 
 /* A batch of products c = alpha a b (+ bias, a row copied into every row
- * of c first, then beta 1, as addmm): nb0 x nb1 matrices. */
+ * of c first, then beta 1, as addmm): nb0 x nb1 matrices; bmm when they
+ * have batch dims (PyTorch's mm and addmm have no scalar loop). */
 typedef struct {
 	const float *a, *b, *bias;
 	float *c;
 	operand oa, ob, oc;
 	long nb0, nb1;
 	float alpha;
+	int bmm;
 } bgemm;
 
 /* PyTorch's bmm below 400 multiply-adds a matrix: a scalar loop */
@@ -86,7 +88,7 @@ static void c_bgemm(const op *o)
 			const float *a = g->a + i * g->oa.s0 + j * g->oa.s1,
 				    *b = g->b + i * g->ob.s0 + j * g->ob.s1;
 			float *c = g->c + i * g->oc.s0 + j * g->oc.s1;
-			if (!g->bias && M * N * K < 400) {
+			if (g->bmm && M * N * K < 400) {
 				small_gemm(g, a, b, c);
 				continue;
 			}
@@ -141,6 +143,7 @@ static void matmul(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t wei,
 		g.nb0 = n > 2 ? md->dims[0] : 1;
 		g.nb1 = n > 3 ? md->dims[1] : 1;
 		g.alpha = scale;
+		g.bmm = n > 2 && !bias;
 		*p = g;
 		o->ctx = p;
 		dn_note(r, blas_note());
@@ -154,17 +157,15 @@ static void matmul(pn_run *r, int ph, dnnl_memory_t src, dnnl_memory_t wei,
 	     DNNL_ARG_BIAS, bias, DNNL_ARG_DST, dst, -1);
 }
 
-/* b[n] = the column sums of a[m][n], as PyTorch's sum over the rows of
- * a bias gradient (dense's db, in c_linear_bwd, too) */
-static void col_sums(const float *a, float *b, size_t m, size_t n)
+/* b[m] = the column sums of a[n][m], as PyTorch sums a bias gradient
+ * over its rows */
+static void c_colsum(const op *o)
 {
-	memset(b, 0, n * sizeof *b);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++)
-			b[j] += a[i * n + j];
+	memset(o->b, 0, o->m * sizeof *o->b);
+	for (size_t i = 0; i < o->n; i++)
+		for (size_t j = 0; j < o->m; j++)
+			o->b[j] += o->a[i * o->m + j];
 }
-
-static void c_colsum(const op *o) { col_sums(o->a, o->b, o->n, o->m); }
 
 /* dst[1][n] = sum over rows of src[m][n]: in fp32 col_sums; in bf16 as
  * ones[1][m] @ src: oneDNN's reduction primitive has only its reference
