@@ -245,11 +245,11 @@ void dn_norm(pn_run *r, dnnl_primitive_desc_t fpd, dnnl_primitive_desc_t bpd,
 	     const dnnl_memory_desc_t *md, const dnnl_memory_desc_t *ms,
 	     const dnnl_memory_desc_t *mc);
 void dn_softmax(pn_run *r);
-/* A softmax (log: a log-softmax) over the last axis of rows of m
- * contiguous elements from x into y, added to phase ph, as PyTorch runs
- * it: in fp32 ATen's loop (rowwise.c, note c:softmax), else oneDNN's
- * forward pd fpd; dn_softmax_bwd likewise its backward, from its output y
- * and gradient dy into dx (note c:softmax_bwd; else bpd). */
+/* rowwise.c: a softmax (log: a log-softmax) over the last axis of rows
+ * of m contiguous elements from x into y, added to phase ph, as PyTorch
+ * runs it: in fp32 ATen's loop (note c:softmax), else oneDNN's forward pd
+ * fpd; dn_softmax_bwd likewise its backward, from its output y and
+ * gradient dy into dx (note c:softmax_bwd; else bpd). */
 void dn_softmax_fwd(pn_run *r, int ph, dnnl_primitive_desc_t fpd, int log,
 		    dnnl_memory_t x, dnnl_memory_t y, size_t rows, size_t m);
 void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
@@ -259,13 +259,8 @@ void dn_xent(pn_run *r);
 void dn_elementwise(pn_run *r);
 void dn_posenc(pn_run *r);
 void dn_batchnorm(pn_run *r);       /* bnorm.c */
-/* rowwise.c: fp32 layer norm, softmax and its backward as ATen's loops */
+/* rowwise.c: fp32 layer norm as ATen's loops */
 void dn_layernorm_c(pn_run *r);
-void dn_softmax_rows(pn_run *r, int ph, int log, dnnl_memory_t x,
-		     dnnl_memory_t y, size_t rows, size_t m);
-void dn_softmax_bwd_rows(pn_run *r, int ph, int log, dnnl_memory_t y,
-			 dnnl_memory_t dy, dnnl_memory_t dx, size_t rows,
-			 size_t m);
 void dn_pool(pn_run *r);            /* pool.c */
 
 #endif

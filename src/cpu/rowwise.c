@@ -16,7 +16,7 @@
  * that has it, the portable build below it.  Their reductions keep one
  * vector accumulator, as vec::reduce_all does, a chain the CPU cannot
  * overlap; e^x is vexp (Cephes' polynomial, as Sleef's expf8_u10).  bf16
- * runs keep oneDNN's primitives (vector.c). */
+ * runs keep oneDNN's primitives (vector.c; softmax's, here). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -382,17 +382,28 @@ static void rows_op(pn_run *r, int ph, void (*fn)(const op *), void *a,
 	dn_note(r, note);
 }
 
-void dn_softmax_rows(pn_run *r, int ph, int log, dnnl_memory_t x,
-		     dnnl_memory_t y, size_t rows, size_t m)
+void dn_softmax_fwd(pn_run *r, int ph, dnnl_primitive_desc_t fpd, int log,
+		    dnnl_memory_t x, dnnl_memory_t y, size_t rows, size_t m)
 {
-	rows_op(r, ph, c_softmax, dn_ptr(x), NULL, dn_ptr(y), rows, m, log,
-		"c:softmax");
+	if (r->st)
+		return;
+	if (dn_dt == dnnl_f32)
+		rows_op(r, ph, c_softmax, dn_ptr(x), NULL, dn_ptr(y), rows, m,
+			log, "c:softmax");
+	else
+		dn_prim(r, ph, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
 }
 
-void dn_softmax_bwd_rows(pn_run *r, int ph, int log, dnnl_memory_t y,
-			 dnnl_memory_t dy, dnnl_memory_t dx, size_t rows,
-			 size_t m)
+void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
+		    dnnl_memory_t y, dnnl_memory_t dy, dnnl_memory_t dx,
+		    size_t rows, size_t m)
 {
-	rows_op(r, ph, c_softmax_bwd, dn_ptr(y), dn_ptr(dy), dn_ptr(dx), rows,
-		m, log, "c:softmax_bwd");
+	if (r->st)
+		return;
+	if (dn_dt == dnnl_f32)
+		rows_op(r, ph, c_softmax_bwd, dn_ptr(y), dn_ptr(dy), dn_ptr(dx),
+			rows, m, log, "c:softmax_bwd");
+	else
+		dn_prim(r, ph, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
+			DNNL_ARG_DIFF_SRC, dx, -1);
 }

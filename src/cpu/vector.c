@@ -163,30 +163,6 @@ static dnnl_primitive_desc_t softmax_fwd(pn_run *r, dnnl_alg_kind_t alg,
 	return dn_pdesc(r, &bd, 0, 1, fpd, "softmax backward");
 }
 
-void dn_softmax_fwd(pn_run *r, int ph, dnnl_primitive_desc_t fpd, int log,
-		    dnnl_memory_t x, dnnl_memory_t y, size_t rows, size_t m)
-{
-	if (r->st)
-		return;
-	if (dn_dt == dnnl_f32)
-		dn_softmax_rows(r, ph, log, x, y, rows, m);
-	else
-		dn_prim(r, ph, fpd, DNNL_ARG_SRC, x, DNNL_ARG_DST, y, -1);
-}
-
-void dn_softmax_bwd(pn_run *r, int ph, dnnl_primitive_desc_t bpd, int log,
-		    dnnl_memory_t y, dnnl_memory_t dy, dnnl_memory_t dx,
-		    size_t rows, size_t m)
-{
-	if (r->st)
-		return;
-	if (dn_dt == dnnl_f32)
-		dn_softmax_bwd_rows(r, ph, log, y, dy, dx, rows, m);
-	else
-		dn_prim(r, ph, bpd, DNNL_ARG_DST, y, DNNL_ARG_DIFF_DST, dy,
-			DNNL_ARG_DIFF_SRC, dx, -1);
-}
-
 void dn_softmax(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
