@@ -48,12 +48,18 @@ void conv2d(pn_run *r)
 	CD(cudnnCreateFilterDescriptor(&wd));
 	r->cleanup.push_back([wd] { cudnnDestroyFilterDescriptor(wd); });
 	CD(cudnnSetFilter4dDescriptor(wd, r->ddt, CUDNN_TENSOR_NCHW, O, C, k, k));
-	cudnnConvolutionDescriptor_t cd;
-	CD(cudnnCreateConvolutionDescriptor(&cd));
-	r->cleanup.push_back([cd] { cudnnDestroyConvolutionDescriptor(cd); });
-	CD(cudnnSetConvolution2dDescriptor(cd, p, p, s, s, 1, 1,
-		CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-	CD(cudnnSetConvolutionMathType(cd, math(r)));
+	/* the search's descriptor, then one a direction with the math type of
+	 * the algorithm the search chose (as PyTorch sets it) */
+	auto conv_desc = [&](cudnnMathType_t mt) {
+		cudnnConvolutionDescriptor_t d;
+		CD(cudnnCreateConvolutionDescriptor(&d));
+		r->cleanup.push_back([d] { cudnnDestroyConvolutionDescriptor(d); });
+		CD(cudnnSetConvolution2dDescriptor(d, p, p, s, s, 1, 1,
+			CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+		CD(cudnnSetConvolutionMathType(d, mt));
+		return d;
+	};
+	cudnnConvolutionDescriptor_t cd = conv_desc(math(r));
 	void *x = tensor(r, nx), *w = tensor(r, nw, -a, a);
 	void *b = l->bias ? tensor(r, (size_t)O, -a, a) : nullptr;
 	void *y = tensor(r, ny, 0, 0);
@@ -100,6 +106,9 @@ void conv2d(pn_run *r)
 	if (fi < 0 || (l->train && (di < 0 || wi < 0)))
 		failf(PN_INVALID, "cuDNN found no convolution algorithm");
 	cudnnConvolutionFwdAlgo_t fa = fp[fi].algo;
+	cudnnConvolutionDescriptor_t cf = conv_desc(fp[fi].mathType),
+		cdd = l->train ? conv_desc(dp[di].mathType) : cd,
+		cw = l->train ? conv_desc(wp[wi].mathType) : cd;
 	size_t need = fp[fi].memory;
 	char m[160];
 	snprintf(m, sizeof m, "cudnn fwd %s", fwd_algo_name(fa));
@@ -118,7 +127,7 @@ void conv2d(pn_run *r)
 	void *work = dalloc(r, need);
 	op(r, FWD, [=] {
 		float one = 1, zero = 0;
-		CD(cudnnConvolutionForward(g.dnn, &one, xd, x, wd, w, cd, fa, work,
+		CD(cudnnConvolutionForward(g.dnn, &one, xd, x, wd, w, cf, fa, work,
 					   need, &zero, yd, y));
 		if (b)
 			CD(cudnnAddTensor(g.dnn, &one, bd, b, &one, yd, y));
@@ -144,9 +153,9 @@ void conv2d(pn_run *r)
 	}
 	op(r, BWD, [=] {
 		float one = 1, zero = 0;
-		CD(cudnnConvolutionBackwardData(g.dnn, &one, wd, w, yd, dz, cd, da,
-						work, need, &zero, xd, dx));
-		CD(cudnnConvolutionBackwardFilter(g.dnn, &one, xd, x, yd, dz, cd,
+		CD(cudnnConvolutionBackwardData(g.dnn, &one, wd, w, yd, dz, cdd,
+						da, work, need, &zero, xd, dx));
+		CD(cudnnConvolutionBackwardFilter(g.dnn, &one, xd, x, yd, dz, cw,
 						  wa, work, need, &zero, wd, dw));
 		if (db)
 			CD(cudnnConvolutionBackwardBias(g.dnn, &one, yd, dz, &zero,

@@ -134,7 +134,10 @@ void *dalloc(pn_run *r, size_t n)
 }
 
 /* n elements of the layer's type, filled uniform in [lo, hi) (zeroed when
- * lo == hi) */
+ * lo == hi) on the device, from a seed the row's generator draws: a
+ * timed row's values matter to no kernel's time, and a host fill took
+ * seconds a gigabyte (--check's rows get the host's data, pn_io, by
+ * cuda_compute) */
 void *tensor(pn_run *r, size_t n, float lo, float hi)
 {
 	void *p = dalloc(r, n * r->esz);
@@ -142,23 +145,9 @@ void *tensor(pn_run *r, size_t n, float lo, float hi)
 		CU(cudaMemsetAsync(p, 0, n * r->esz, g.s));
 		return p;
 	}
-	/* random data made on the host in chunks, converted, copied */
-	const size_t chunk = 1 << 20;
-	std::vector<float> f(chunk);
-	std::vector<char> h(chunk * r->esz);
-	for (size_t i = 0; i < n; i += chunk) {
-		size_t k = n - i < chunk ? n - i : chunk;
-		pn_rng_fill(&r->rng, f.data(), k, lo, hi);
-		for (size_t j = 0; j < k; j++) {
-			if (r->type == PN_FP16)
-				((__half *)h.data())[j] = __float2half(f[j]);
-			else if (r->type == PN_BF16)
-				((__nv_bfloat16 *)h.data())[j] = __float2bfloat16(f[j]);
-			else
-				((float *)h.data())[j] = f[j];
-		}
-		h2d((char *)p + i * r->esz, h.data(), k * r->esz);
-	}
+	uint64_t seed = pn_rng_next(&r->rng);
+	DISPATCH(r, (k_fill<T><<<grid(n), 256, 0, g.s>>>(n, (T *)p, lo, hi,
+							 seed)));
 	return p;
 }
 
@@ -224,36 +213,31 @@ void op(pn_run *r, int ph, std::function<void()> f)
 	r->ops[ph].push_back(std::move(f));
 }
 
-/* out[cols] = column sums of a[rows][cols] (xhat-weighted with mean) */
+/* out[cols] = column sums of a[rows][cols] (xhat-weighted with mean): in
+ * chunks of rows enough to give every SM about eight blocks (grid.y at
+ * most 65535), then their partial sums (kernels.cuh) */
 void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a,
 		   void *out, void *x, float *mean,
 		   float *rstd)
 {
-	size_t chunks = (rows + COLSUM_CHUNK - 1) / COLSUM_CHUNK;
+	size_t xb = (cols + COLSUM_X - 1) / COLSUM_X;
+	size_t want = ((size_t)g.sms * 8 + xb - 1) / xb;
+	size_t most = (rows + COLSUM_Y - 1) / COLSUM_Y;   /* a row per lane */
+	size_t chunks = want < most ? want : most;
+	if (chunks > 65535)
+		chunks = 65535;
+	if (chunks < 1)
+		chunks = 1;
+	size_t chunk = (rows + chunks - 1) / chunks;
+	chunks = rows ? (rows + chunk - 1) / chunk : 1;
 	float *part = (float *)dalloc(r, chunks * cols * sizeof(float));
 	op(r, ph, [=] {
-		dim3 gr((unsigned)((cols + 255) / 256), (unsigned)chunks);
-		if (r->type == PN_FP16)
-			k_colsum_part<__half><<<gr, 256, 0, g.s>>>(rows, cols,
-				(const __half *)a, (const __half *)x, mean, rstd, part);
-		else if (r->type == PN_BF16)
-			k_colsum_part<__nv_bfloat16><<<gr, 256, 0, g.s>>>(rows, cols,
-				(const __nv_bfloat16 *)a, (const __nv_bfloat16 *)x,
-				mean, rstd, part);
-		else
-			k_colsum_part<float><<<gr, 256, 0, g.s>>>(rows, cols,
-				(const float *)a, (const float *)x, mean, rstd, part);
-		LAUNCHED();
-		if (r->type == PN_FP16)
-			k_colsum_final<__half><<<grid(cols), 256, 0, g.s>>>(chunks,
-				cols, part, (__half *)out);
-		else if (r->type == PN_BF16)
-			k_colsum_final<__nv_bfloat16><<<grid(cols), 256, 0, g.s>>>(
-				chunks, cols, part, (__nv_bfloat16 *)out);
-		else
-			k_colsum_final<float><<<grid(cols), 256, 0, g.s>>>(chunks,
-				cols, part, (float *)out);
-		LAUNCHED();
+		dim3 blk(COLSUM_X, COLSUM_Y);
+		dim3 gr((unsigned)xb, (unsigned)chunks);
+		DISPATCH(r, (k_colsum_part<T><<<gr, blk, 0, g.s>>>(rows, cols,
+			chunk, (const T *)a, (const T *)x, mean, rstd, part)));
+		DISPATCH(r, (k_colsum_final<T><<<(unsigned)xb, blk, 0, g.s>>>(
+			chunks, cols, part, (T *)out)));
 	});
 }
 
@@ -281,6 +265,11 @@ cudnnMathType_t math(const pn_run *r)
 
 cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w)
 {
+	/* cudnnSetTensor4dDescriptor's limit, checked before it answers
+	 * with a status that would reset the device */
+	if ((double)n * c * h * w > INT_MAX)
+		failf(PN_INVALID, "a tensor of %.0f elements, over cuDNN's "
+		      "limit of 2^31", (double)n * c * h * w);
 	cudnnTensorDescriptor_t d;
 	CD(cudnnCreateTensorDescriptor(&d));
 	r->cleanup.push_back([d] { cudnnDestroyTensorDescriptor(d); });
@@ -406,6 +395,14 @@ static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 			      pn_layer_name(cfg->l.type));
 		default: failf(PN_INVALID, "layer type not supported");
 		}
+		/* once through: what cuDNN checks only when it runs (a data
+		 * type one of its calls lacks) is the row's invalid status
+		 * here, not a failed step */
+		for (auto &f : r->ops[FWD])
+			f();
+		if (cfg->l.train)
+			for (auto &f : r->ops[BWD])
+				f();
 		CU(cudaStreamSynchronize(g.s));
 	} catch (pn_fail &f) {
 		*mem = r->bytes;
@@ -468,6 +465,9 @@ static int cuda_step(pn_run *r, pn_phases *t, char *msg, size_t n)
 	} catch (pn_fail &f) {
 		snprintf(msg, n, "%s", f.msg);
 		return f.st;
+	} catch (std::exception &e) {   /* a host vector's bad_alloc */
+		snprintf(msg, n, "%s", e.what());
+		return PN_ERROR;
 	}
 	return PN_OK;
 }
@@ -564,6 +564,9 @@ static int cuda_compute(pn_run *r, pn_io *io, char *msg, size_t n)
 	} catch (pn_fail &f) {
 		snprintf(msg, n, "%s", f.msg);
 		return f.st;
+	} catch (std::exception &e) {   /* a host vector's bad_alloc */
+		snprintf(msg, n, "%s", e.what());
+		return PN_ERROR;
 	}
 	return PN_OK;
 }
@@ -591,6 +594,9 @@ static int cuda_optimize(int opt, float lr, size_t n, float *w, const float *gr,
 	} catch (pn_fail &f) {
 		snprintf(msg, nmsg, "%s", f.msg);
 		st = f.st;
+	} catch (std::exception &e) {
+		snprintf(msg, nmsg, "%s", e.what());
+		st = PN_ERROR;
 	}
 	cudaFree(dw);
 	cudaFree(dg);

@@ -47,13 +47,26 @@ __device__ __forceinline__ float act_d(int act, float y)
 	       act == PN_ACT_SIGMOID ? y * (1.f - y) : 1.f;
 }
 
+/* i / m and i % m in 32 bits where both fit (a 64-bit division is a long
+ * software routine on the GPU, which would make a streaming kernel
+ * compute-bound) */
+__device__ __forceinline__ size_t div_idx(size_t i, size_t m)
+{
+	return (i | m) >> 32 ? i / m : (size_t)((uint32_t)i / (uint32_t)m);
+}
+
+__device__ __forceinline__ size_t mod_idx(size_t i, size_t m)
+{
+	return (i | m) >> 32 ? i % m : (size_t)((uint32_t)i % (uint32_t)m);
+}
+
 /* y[r][c] = act(y[r][c] + b[c]) (b may be NULL) */
 template <typename T>
 __global__ void k_bias_act(size_t n, size_t cols, T *y, const T *b, int act)
 {
 	FOR_GRID(i, n)
 	{
-		float v = tof(y[i]) + (b ? tof(b[i % cols]) : 0.f);
+		float v = tof(y[i]) + (b ? tof(b[mod_idx(i, cols)]) : 0.f);
 		y[i] = fromf<T>(act_f(act, v));
 	}
 }
@@ -250,41 +263,77 @@ __global__ void k_ln_bwd(size_t rows, int D, const T *x, const T *g,
 	}
 }
 
-#define COLSUM_CHUNK 64     /* rows a block sums before the final pass */
-
-/* Partial column sums of a[rows][cols] (times xhat of layer normalization
- * when mean != NULL: the gradient of gamma) over chunks of rows:
- * part[chunk][col]. */
+/* p[i] uniform in [lo, hi): splitmix64 of seed and i, the top 24 bits */
 template <typename T>
-__global__ void k_colsum_part(size_t rows, size_t cols, const T *a,
-			      const T *x, const float *mean, const float *rstd,
-			      float *part)
+__global__ void k_fill(size_t n, T *p, float lo, float hi, uint64_t seed)
 {
-	size_t c = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	size_t r0 = blockIdx.y * (size_t)COLSUM_CHUNK;
-	if (c >= cols)
-		return;
-	float s = 0.f;
-	for (size_t r = r0; r < rows && r < r0 + COLSUM_CHUNK; r++) {
-		float v = tof(a[r * cols + c]);
-		if (mean)
-			v *= (tof(x[r * cols + c]) - mean[r]) * rstd[r];
-		s += v;
+	FOR_GRID(i, n)
+	{
+		uint64_t z = seed + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		z ^= z >> 31;
+		p[i] = fromf<T>(lo + (hi - lo) * (float)(z >> 40) *
+				   (1.0f / 16777216.0f));
 	}
-	part[blockIdx.y * cols + c] = s;
 }
 
+/* Column sums of a[rows][cols] in two passes, blocks of COLSUM_X columns
+ * by COLSUM_Y row lanes: a warp reads 32 neighbouring columns of a row
+ * (coalesced), the lanes of a block go down the rows of its chunk, and a
+ * shared-memory sum ends each pass. */
+#define COLSUM_X 32
+#define COLSUM_Y 8
+
+/* the sum of v over the block's threadIdx.y, for threadIdx.y == 0 */
+__device__ __forceinline__ float colsum_lanes(float v)
+{
+	__shared__ float sh[COLSUM_Y][COLSUM_X];
+	sh[threadIdx.y][threadIdx.x] = v;
+	__syncthreads();
+	if (threadIdx.y == 0)
+		for (int k = 1; k < COLSUM_Y; k++)
+			v += sh[k][threadIdx.x];
+	return v;
+}
+
+/* Partial column sums of a[rows][cols] (times xhat of layer normalization
+ * when mean != NULL: the gradient of gamma) over chunks of chunk rows:
+ * part[blockIdx.y][col]. */
+template <typename T>
+__global__ void k_colsum_part(size_t rows, size_t cols, size_t chunk,
+			      const T *a, const T *x, const float *mean,
+			      const float *rstd, float *part)
+{
+	size_t c = blockIdx.x * (size_t)COLSUM_X + threadIdx.x;
+	size_t r0 = blockIdx.y * chunk;
+	size_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
+	float s = 0.f;
+	if (c < cols)
+		for (size_t r = r0 + threadIdx.y; r < r1; r += COLSUM_Y) {
+			float v = tof(a[r * cols + c]);
+			if (mean)
+				v *= (tof(x[r * cols + c]) - mean[r]) * rstd[r];
+			s += v;
+		}
+	s = colsum_lanes(s);
+	if (threadIdx.y == 0 && c < cols)
+		part[blockIdx.y * cols + c] = s;
+}
+
+/* out[col] = the sum of the chunks' partial sums */
 template <typename T>
 __global__ void k_colsum_final(size_t chunks, size_t cols, const float *part,
 			       T *out)
 {
-	FOR_GRID(c, cols)
-	{
-		float s = 0.f;
-		for (size_t k = 0; k < chunks; k++)
+	size_t c = blockIdx.x * (size_t)COLSUM_X + threadIdx.x;
+	float s = 0.f;
+	if (c < cols)
+		for (size_t k = threadIdx.y; k < chunks; k += COLSUM_Y)
 			s += part[k * cols + c];
+	s = colsum_lanes(s);
+	if (threadIdx.y == 0 && c < cols)
 		out[c] = fromf<T>(s);
-	}
 }
 
 /* y[i][e] = table[idx[i]][e] */
@@ -293,7 +342,7 @@ __global__ void k_gather(size_t n, size_t E, const int32_t *idx,
 			 const T *table, T *y)
 {
 	FOR_GRID(i, n * E)
-		y[i] = table[(size_t)idx[i / E] * E + i % E];
+		y[i] = table[(size_t)idx[div_idx(i, E)] * E + mod_idx(i, E)];
 }
 
 __device__ __forceinline__ void atomic_add(float *p, float v) { atomicAdd(p, v); }
@@ -329,7 +378,8 @@ __global__ void k_scatter_add(size_t n, size_t E, const int32_t *idx,
 			      const T *dy, T *dtable)
 {
 	FOR_GRID(i, n * E)
-		atomic_add(&dtable[(size_t)idx[i / E] * E + i % E], tof(dy[i]));
+		atomic_add(&dtable[(size_t)idx[div_idx(i, E)] * E + mod_idx(i, E)],
+			   tof(dy[i]));
 }
 
 /* y = x + pe[s][e] for x[B][S][E] */
@@ -338,7 +388,7 @@ __global__ void k_posenc(size_t n, size_t SE, const T *x, const float *pe,
 			 T *y)
 {
 	FOR_GRID(i, n)
-		y[i] = fromf<T>(tof(x[i]) + pe[i % SE]);
+		y[i] = fromf<T>(tof(x[i]) + pe[mod_idx(i, SE)]);
 }
 
 /* One optimizer update of w with g; s1, s2 the float state; c1, c2 Adam's
