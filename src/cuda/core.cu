@@ -167,6 +167,15 @@ void add_param(pn_run *r, void *w, void *grad, size_t n)
 	int ns = r->cfg.l.train ? pn_opt_states(r->cfg.l.optimizer) : 0;
 	p.s1 = ns > 0 ? fzeros(r, n) : nullptr;
 	p.s2 = ns > 1 ? fzeros(r, n) : nullptr;
+	p.m = nullptr;
+	/* half weights that train: updated through an fp32 master, as the
+	 * cpu backend's bf16 rows and mixed-precision training are */
+	if (grad && r->cfg.l.train && r->cfg.l.optimizer != PN_OPT_NONE &&
+	    r->esz == 2) {
+		p.m = (float *)dalloc(r, n * sizeof(float));
+		DISPATCH(r, (k_widen<T><<<grid(n), 256, 0, g.s>>>(n,
+			(const T *)w, p.m)));
+	}
 	r->par.push_back(p);
 }
 
@@ -436,7 +445,7 @@ static void optimize(pn_run *r)
 	float c1 = 1 - powf(PN_ADAM_B1, (float)r->t), c2 = 1 - powf(PN_ADAM_B2, (float)r->t);
 	for (const param &p : r->par)
 		DISPATCH(r, (k_opt<T><<<grid(p.n), 256, 0, g.s>>>(opt, p.n,
-			(T *)p.w, (const T *)p.g, p.s1, p.s2, lr, c1, c2)));
+			(T *)p.w, (const T *)p.g, p.s1, p.s2, lr, c1, c2, p.m)));
 }
 
 static int cuda_step(pn_run *r, pn_phases *t, char *msg, size_t n)
@@ -587,7 +596,7 @@ static int cuda_optimize(int opt, float lr, size_t n, float *w, const float *gr,
 			float c1 = 1 - powf(PN_ADAM_B1, (float)t);
 			float c2 = 1 - powf(PN_ADAM_B2, (float)t);
 			k_opt<float><<<grid(n), 256, 0, g.s>>>(opt, n, dw, dg, s,
-				s + n, lr, c1, c2);
+				s + n, lr, c1, c2, nullptr);
 			LAUNCHED();
 		}
 		d2h(w, dw, n * sizeof(float));

@@ -83,6 +83,7 @@ enum { FWD, BWD, NPHASE };
 struct param {
 	void *w, *g;
 	float *s1, *s2;
+	float *m;               /* half weights' fp32 master, or nullptr */
 	size_t n;
 };
 

@@ -391,15 +391,25 @@ __global__ void k_posenc(size_t n, size_t SE, const T *x, const float *pe,
 		y[i] = fromf<T>(tof(x[i]) + pe[mod_idx(i, SE)]);
 }
 
+/* m[i] = w[i], widened: a half weight's fp32 master */
+template <typename T>
+__global__ void k_widen(size_t n, const T *w, float *m)
+{
+	FOR_GRID(i, n)
+		m[i] = tof(w[i]);
+}
+
 /* One optimizer update of w with g; s1, s2 the float state; c1, c2 Adam's
- * bias corrections 1 - beta^t.  The formulas of pn_opt_update. */
+ * bias corrections 1 - beta^t.  The formulas of pn_opt_update.  With a
+ * master m (half weights, as the cpu backend's bf16 rows): the update of
+ * m, narrowed into w. */
 template <typename T>
 __global__ void k_opt(int opt, size_t n, T *w, const T *g, float *s1,
-		      float *s2, float lr, float c1, float c2)
+		      float *s2, float lr, float c1, float c2, float *m)
 {
 	FOR_GRID(i, n)
 	{
-		float wi = tof(w[i]), gi = tof(g[i]);
+		float wi = m ? m[i] : tof(w[i]), gi = tof(g[i]);
 		switch (opt) {
 		case PN_OPT_SGD:
 			wi -= lr * gi;
@@ -430,6 +440,8 @@ __global__ void k_opt(int opt, size_t n, T *w, const T *g, float *s1,
 		default:
 			break;
 		}
+		if (m)
+			m[i] = wi;
 		w[i] = fromf<T>(wi);
 	}
 }
