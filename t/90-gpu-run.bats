@@ -9,7 +9,7 @@ load test_helper
 gpurun() {
 	local out=$1
 	shift
-	env -u OUT BACKEND=cpu N=3 CHECK_N=1 TYPES=dense REPS=1 WARMUP=0 \
+	env -u OUT PN_NO_MAKE=1 BACKEND=cpu N=3 CHECK_N=1 TYPES=dense REPS=1 WARMUP=0 \
 		MAX_FLOPS=1e6 MAX_BYTES=1e7 STAGES="check collect" "$@" \
 		"$PN_ROOT/pipelines/gpu-run" "$out" >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/err"
 }
@@ -44,14 +44,14 @@ rows_where_prec() { awk -F'\t' -v p="$1" 'NR == 1 { for (i = 1; i <= NF; i++) h[
 
 @test "pipelines/gpu-run with OUT set leaves one archive and the summary there" {
 	mkdir "$BATS_TEST_TMPDIR/dev"
-	env OUT="$BATS_TEST_TMPDIR/dev" BACKEND=cpu N=1 CHECK_N=1 TYPES=dense REPS=1 WARMUP=0 \
+	env OUT="$BATS_TEST_TMPDIR/dev" PN_NO_MAKE=1 BACKEND=cpu N=1 CHECK_N=1 TYPES=dense REPS=1 WARMUP=0 \
 		MAX_FLOPS=1e6 STAGES=check "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o" >/dev/null 2>&1
 	[ "$(cd "$BATS_TEST_TMPDIR/dev" && echo *)" = "gpu-run.tar.gz summary.txt" ]
 	tar -tzf "$BATS_TEST_TMPDIR/dev/gpu-run.tar.gz" | grep -qx './check.tsv'
 }
 
 @test "pipelines/gpu-run refuses an unknown backend (exit 2)" {
-	run env BACKEND=tpu "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
+	run env PN_NO_MAKE=1 BACKEND=tpu "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
 	[ "$status" -eq 2 ]
 	[ "$output" = "gpu-run: BACKEND must be cuda or cpu, not 'tpu'" ]
 }
@@ -60,13 +60,13 @@ rows_where_prec() { awk -F'\t' -v p="$1" 'NR == 1 { for (i = 1; i <= NF; i++) h[
 	if printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t1\t1\t1\n' | pn-time -q -b cuda >/dev/null 2>&1; then
 		skip "this machine runs the cuda backend"
 	fi
-	run env BACKEND=cuda KIT=/nonexistent "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
+	run env PN_NO_MAKE=1 BACKEND=cuda KIT=/nonexistent "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
 	[ "$status" -eq 3 ]
 	[[ $output == "gpu-run: the cuda backend cannot run here: pn-time: "* ]]
 }
 
 @test "pipelines/gpu-kit packs the tools and their libraries but not CUDA's, or exits 3 without CUDA" {
-	run "$PN_ROOT/pipelines/gpu-kit" "$BATS_TEST_TMPDIR/kit"
+	PN_NO_MAKE=1 run "$PN_ROOT/pipelines/gpu-kit" "$BATS_TEST_TMPDIR/kit"
 	if ! ldd "$PN_ROOT/bin/pn-time" | grep -q libcudart; then
 		[ "$status" -eq 3 ]
 		return
@@ -81,7 +81,7 @@ rows_where_prec() { awk -F'\t' -v p="$1" 'NR == 1 { for (i = 1; i <= NF; i++) h[
 
 @test "pipelines/gpu-run runs the kit's tools" {
 	ldd "$PN_ROOT/bin/pn-time" | grep -q libcudart || skip "no CUDA backend in this build: no kit"
-	"$PN_ROOT/pipelines/gpu-kit" "$BATS_TEST_TMPDIR/kit" 2>/dev/null
+	PN_NO_MAKE=1 "$PN_ROOT/pipelines/gpu-kit" "$BATS_TEST_TMPDIR/kit" 2>/dev/null
 	gpurun "$BATS_TEST_TMPDIR/o" KIT="$BATS_TEST_TMPDIR/kit"
 	grep -q "tools: kit $BATS_TEST_TMPDIR/kit" "$BATS_TEST_TMPDIR/err"
 	[ "$(col "$BATS_TEST_TMPDIR/o/check.tsv" verdict 1)" = PASS ]
