@@ -108,6 +108,85 @@ typedef struct {
 	int strict;
 } domains;
 
+/* Rows queued before a flush: one family->predict call per model and
+ * flush, so queue many (xgboost's threads cost ~1 ms per call). */
+enum { QUEUE = 1 << 16 };
+
+/* ---- precisions no model saw: the unit transfer ------------------------ */
+
+/* A matrix-unit op (roofline.h's pn_unit_matrix: dense, bmm, conv2d,
+ * attention) in a precision its model never saw, where the model saw
+ * fp32, is predicted as its fp32 twin, which the model knows, times the
+ * ratio of the two rooflines: the row's own (the unit that runs its
+ * precision: the tensor cores for tf32, fp16 and bf16) over the twin's on
+ * the fp32 lanes its kernels can use (lane_roofline_ms).  The fp32
+ * kernel's efficiency is carried to the unit of the precision, so that a
+ * faster unit stays faster on every GPU: fed the half row itself, trees
+ * that saw fp32 alone put a bf16 GEMM of BERT-large on an H100 NVL at 0.4x
+ * its time on an H100 SXM.  Chosen on Vidur's fp16 GEMMs of the A40
+ * (samples/vidur, the shipped fp32 models: MAPE 47.1% fed the fp16 row,
+ * 29.3% as its twin), the A100 80GB's held out (26.5%, 23.2%;
+ * bench/unit-twin); both are about 20% faster than measured (tensor
+ * cores reach a smaller share of their peak than fp32 kernels of theirs),
+ * which no factor corrects.
+ * The row stays extrapolated: its verdict names its precision. */
+typedef struct {
+	double *scale;          /* each queued prediction's ratio (1: none) */
+	signed char *from;      /* its row's precision, or -1 */
+	char why[PN_DOMAIN_WHY];
+} twins;
+
+static void twins_init(twins *tw)
+{
+	tw->scale = pn_xmalloc(QUEUE * sizeof *tw->scale);
+	tw->from = pn_xmalloc(QUEUE * sizeof *tw->from);
+}
+
+static void twins_free(twins *tw)
+{
+	free(tw->scale);
+	free(tw->from);
+}
+
+/* The row's roofline (ms) when l, a row of model m's type on g, is
+ * predicted as its fp32 twin, l (and *traffic) then the twin's; else 0,
+ * l untouched. */
+static double unit_twin(const pn_model *m, pn_layer *l, double *traffic,
+			const pn_gpu *g)
+{
+	if (!m || l->prec == PN_FP32 || !pn_unit_matrix(l->type) ||
+	    pn_domain_saw(m, PN_DOM_PRECISION, pn_prec_name(l->prec)) ||
+	    !pn_domain_saw(m, PN_DOM_PRECISION, pn_prec_name(PN_FP32)))
+		return 0;
+	double f[PN_F_N];
+	pn_feature_row(l, *traffic, g, f);
+	if (*traffic > 0)
+		*traffic *= (double)pn_prec_bytes(PN_FP32) / l->bytes;
+	l->prec = PN_FP32;
+	l->bytes = pn_prec_bytes(PN_FP32);
+	return f[PN_F_ROOFLINE_MS];
+}
+
+/* Queue slot k's transfer: roof, unit_twin's answer for the row of
+ * precision from; f, the features of what was queued (the twin). */
+static void twin_queue(twins *tw, size_t k, double roof, pn_prec from,
+		       const double *f)
+{
+	tw->scale[k] = roof > 0 ? roof / f[PN_F_LANE_ROOFLINE_MS] : 1;
+	tw->from[k] = roof > 0 ? (signed char)from : -1;
+}
+
+/* The verdict of queued slot k: the predictor's (why), after its row's
+ * precision when its twin was predicted. */
+static const char *twin_why(twins *tw, size_t k, const char *why)
+{
+	if (tw->from[k] < 0)
+		return why;
+	snprintf(tw->why, sizeof tw->why, "precision=%s via its fp32 twin%s%s",
+		 pn_prec_name((pn_prec)tw->from[k]), *why ? "," : "", why);
+	return tw->why;
+}
+
 typedef struct {
 	pn_predictor *p;
 	int ncols;
@@ -119,6 +198,8 @@ typedef struct {
 	long *pending;          /* row of each queued prediction */
 	double *out;
 	const pn_model **which; /* the model of each queued prediction */
+	twins tw;               /* the unit transfer of each (unit_twin) */
+	const pn_modelset *ms;
 	double level;           /* --interval: its probability, else 0 */
 	domains dom;
 } modelpath;
@@ -129,10 +210,6 @@ typedef struct {
 typedef struct {
 	double *one, *sum;
 } factors;
-
-/* Rows queued before a flush: one family->predict call per model and
- * flush, so queue many (xgboost's threads cost ~1 ms per call). */
-enum { QUEUE = 1 << 16 };
 
 /* A computed feature v for the predictor: the number itself, not its text
  * parsed back (the same value); a value that is not finite as its text in
@@ -164,6 +241,8 @@ static void model_init(modelpath *mp, const pn_modelset *ms,
 	for (int c = 0; c < mp->ncols; c++)
 		mp->num[c] = NAN;
 	mp->p = pn_predictor_new(ms, mp->ncols, mp->name);
+	mp->ms = ms;
+	twins_init(&mp->tw);
 	mp->pending = pn_xmalloc(QUEUE * sizeof *mp->pending);
 	mp->out = pn_xmalloc(QUEUE * sizeof *mp->out);
 	mp->which = pn_xmalloc(QUEUE * sizeof *mp->which);
@@ -180,6 +259,7 @@ static void model_free(modelpath *mp)
 	free(mp->pending);
 	free(mp->out);
 	free(mp->which);
+	twins_free(&mp->tw);
 }
 
 /* Keep the verdict why of prediction at (d * n + i), or with --strict die
@@ -214,9 +294,9 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		return;
 	pn_predictor_flush_models(mp->p, mp->out, mp->which);
 	for (size_t j = 0; j < n; j++) {
-		domain_keep(&mp->dom, mp->pending[j],
-			    pn_predictor_domain(mp->p, j), NULL);
-		t[mp->pending[j]] = mp->out[j];
+		domain_keep(&mp->dom, mp->pending[j], twin_why(&mp->tw, j,
+			    pn_predictor_domain(mp->p, j)), NULL);
+		t[mp->pending[j]] = mp->out[j] * mp->tw.scale[j];
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
 				mp->which[j], 0, mp->level);
@@ -250,9 +330,12 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 		mp->field[c] = r->field[c];
 	if (full)
 		l.no_input_grad = 0;
+	pn_prec from = l.prec;
+	double roof = unit_twin(pn_modelset_find(mp->ms,
+		pn_layer_name(l.type)), &l, &traffic, g);
 	pn_feature_row(&l, traffic, g, f);
 	for (int k = 0; k < NATTR; k++)
-		mp->field[mp->xcol[k]] = pn_layer_field(&l, r->prec,
+		mp->field[mp->xcol[k]] = pn_layer_field(&l, l.prec,
 			pn_layer_attrs[k], mp->buf[k]);
 	mp->field[mp->xcol[X_INPUT_GRAD]] = input_grad_field(&l,
 		mp->buf[X_INPUT_GRAD]);
@@ -275,6 +358,7 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 		pn_die_at(PN_EXIT_DATA, net->path, r->line, "%s",
 			  pn_predictor_error(mp->p));
 	mp->pending[k] = at;
+	twin_queue(&mp->tw, k, roof, from, f);
 }
 
 static factors factors_new(size_t n, int want)
@@ -317,6 +401,7 @@ typedef struct {
 	unsigned char *phase;   /* its phase (step.h) */
 	double *count, *out;
 	const pn_model **which;
+	twins tw;               /* the unit transfer of each (unit_twin) */
 } partpath;
 
 /* What predicts the steps of a network: each row's rule, the optimizer
@@ -483,6 +568,7 @@ static void part_init(partpath *pp, const pn_modelset *ms)
 	pp->count = pn_xmalloc(QUEUE * sizeof *pp->count);
 	pp->out = pn_xmalloc(QUEUE * sizeof *pp->out);
 	pp->which = pn_xmalloc(QUEUE * sizeof *pp->which);
+	twins_init(&pp->tw);
 }
 
 static void part_free(partpath *pp)
@@ -500,6 +586,7 @@ static void part_free(partpath *pp)
 	free(pp->count);
 	free(pp->out);
 	free(pp->which);
+	twins_free(&pp->tw);
 }
 
 /* Queued parts into their row slots: sp[j * PN_STEP_NPHASES + phase] (ms),
@@ -514,10 +601,10 @@ static void part_flush(stepper *st, double *sp, const factors *pk)
 	pn_predictor_flush_models(pp->p, pp->out, pp->which);
 	for (size_t q = 0; q < n; q++) {
 		long j = pp->pending[q];
-		domain_keep(st->dom, j, pn_predictor_domain(pp->p, q),
-			    pp->what[q]);
+		domain_keep(st->dom, j, twin_why(&pp->tw, q,
+			    pn_predictor_domain(pp->p, q)), pp->what[q]);
 		sp[j * PN_STEP_NPHASES + pp->phase[q]] += pp->out[q] *
-							  pp->count[q];
+			pp->tw.scale[q] * pp->count[q];
 		if (pk->one) {
 			pk->one[j] = fmax(pk->one[j], pn_interval_factor(
 				pp->which[q], 0, st->level));
@@ -536,13 +623,16 @@ static void part_push(stepper *st, const pn_network *net, long i,
 	double f[PN_F_N];
 	if (pn_predictor_pending(pp->p) == QUEUE)
 		part_flush(st, sp, pk);
+	pn_layer l = p->l;
+	double traffic = p->traffic;
+	double roof = unit_twin(part_model(st, p), &l, &traffic, g);
 	for (int c = 0; c < pp->cdev - 1; c++)
-		pp->field[c] = pn_layer_field(&p->l, p->l.prec, pp->name[c],
+		pp->field[c] = pn_layer_field(&l, l.prec, pp->name[c],
 					      pp->buf[c]);
-	pp->field[pp->cdev - 1] = input_grad_field(&p->l,
+	pp->field[pp->cdev - 1] = input_grad_field(&l,
 						   pp->buf[pp->cdev - 1]);
 	pp->field[pp->cdev] = g->name;
-	pn_feature_row(&p->l, p->traffic, g, f);
+	pn_feature_row(&l, traffic, g, f);
 	for (int k = 0; k < PN_F_N; k++)
 		feature_cell(f[k], pp->buf[pp->cfeat + k],
 			     &pp->field[pp->cfeat + k], &pp->num[pp->cfeat + k]);
@@ -553,6 +643,7 @@ static void part_push(stepper *st, const pn_network *net, long i,
 			  "of the training step)", pn_predictor_error(pp->p),
 			  p->what);
 	pp->pending[k] = j;
+	twin_queue(&pp->tw, k, roof, p->l.prec, f);
 	pp->what[k] = p->what;
 	pp->phase[k] = (unsigned char)p->phase;
 	pp->count[k] = p->count;

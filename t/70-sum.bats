@@ -135,7 +135,7 @@ in_precision() {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision bf16: 1 row predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
-pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 2 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=bf16); --per-layer names them, --strict refuses them" ]
+pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 2 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=bf16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 }
 
 @test "pn-sum takes a model's 'info precisions' line as the precisions it was fitted on" {
@@ -149,7 +149,7 @@ pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 2 rows predicted outside their mo
 	run_io pn-sum -m "$BATS_TEST_TMPDIR/m" $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
-pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 1 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=fp16); --per-layer names them, --strict refuses them" ]
+pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 1 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=fp16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 }
 
 @test "pn-sum runs a traced network at its traced batch" {

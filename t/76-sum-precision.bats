@@ -169,9 +169,19 @@ peak_bytes() {
 	[ "$status" -eq 0 ]
 	[ "$(column source "$T/out")" = extrapolated ]
 	[ "$(cat "$T/err")" = "pn-sum: warning: $F/bmm.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
-pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain on TC, extrapolated (the first, line 2, bmm: precision=bf16); --per-layer names them, --strict refuses them" ]
+pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain on TC, extrapolated (the first, line 2, bmm: precision=bf16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --precision bf16 "$F/bmm.tsv"
 	[ "$(column source "$T/out")" = extrapolated ]
+}
+
+@test "pn-sum predicts a matrix op in a precision its model never saw as its fp32 twin times the ratio of the rooflines" {
+	# the model: 1 ms for the 1e9 flops of bmm.tsv's product in fp32; on
+	# TC its roofline is 1e9 / 1024e9 s in fp32 (no lanes column) and
+	# 1e9 / 16384e9 s in bf16 (compute-bound): 1 ms x 1024 / 16384
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-9 near "$(column time_ms "$T/out")" 0.0625
+	[ "$(column domain "$T/out")" = "precision=bf16 via its fp32 twin" ]
 }
 
 @test "pn-sum says model for a row in a precision its model's info line names" {
