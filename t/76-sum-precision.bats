@@ -184,6 +184,15 @@ pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain 
 	[ "$(column domain "$T/out")" = "precision=bf16 via its fp32 twin" ]
 }
 
+@test "pn-sum feeds a CPU's matrix op in a precision its model never saw to the model as it is" {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "arch") a = i }
+		$1 == "TC" { $a = "CPU-AVX512" } 1' "$F/amp-gpus.tsv" >"$T/cpus.tsv"
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --gpuspecs "$T/cpus.tsv" -d TC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-9 near "$(column time_ms "$T/out")" 1
+	[ "$(column domain "$T/out")" = "precision=bf16" ]
+}
+
 @test "pn-sum says model for a row in a precision its model's info line names" {
 	sed 's/^body$/info precisions bf16,fp32\nbody/' "$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/m"
 	grep -qx 'info precisions bf16,fp32' "$BATS_TEST_TMPDIR/m"

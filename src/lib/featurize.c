@@ -308,7 +308,7 @@ static double step_cycles(const pn_layer *l, const pn_work *w)
  * 0 on a GPU. */
 static double cpu_lanes(const pn_gpu *g)
 {
-	if (!g->arch || strncmp(g->arch, "CPU", 3) != 0)
+	if (!pn_gpu_is_cpu(g))
 		return 0;
 	return strcmp(g->arch, "CPU-AVX512") == 0 ? 16 :
 	       strcmp(g->arch, "CPU-AVX2") == 0 ? 8 : 4;

@@ -55,6 +55,11 @@ static int readable(const char *p)
 	return access(p, R_OK) == 0;
 }
 
+int pn_gpu_is_cpu(const pn_gpu *g)
+{
+	return g->arch && strncmp(g->arch, "CPU", 3) == 0;
+}
+
 const char *pn_gpus_path(const char *path)
 {
 	static char buf[PATH_MAX + 64];

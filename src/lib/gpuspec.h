@@ -36,6 +36,9 @@ typedef struct {
 	char *path;
 } pn_gpus;
 
+/* 1 when g is a CPU's row (pn-time --cpu-spec: arch CPU-...), else 0. */
+int pn_gpu_is_cpu(const pn_gpu *g);
+
 /* The table to read: path if not NULL, else $PN_GPUSPECS, else
  * <dir of the executable>/../gpuspecs/gpus.tsv (build tree), else
  * <dir of the executable>/../share/pn/gpus.tsv (installed), else the

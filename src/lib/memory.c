@@ -15,8 +15,7 @@ const double pn_mem_fixed[PN_MEM_NBACKENDS] = {
 
 int pn_mem_backend(const pn_gpu *g)
 {
-	return g->arch && strncmp(g->arch, "CPU", 3) == 0 ? PN_MEM_CPU
-							   : PN_MEM_GPU;
+	return pn_gpu_is_cpu(g) ? PN_MEM_CPU : PN_MEM_GPU;
 }
 
 /* PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp):
