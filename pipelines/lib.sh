@@ -31,6 +31,9 @@
 #                          NODES (plain TSV of label-nodes.tsv.gz's form)
 #   method_features, method_base  pn's unseen-GPU method: pn-fit -F
 #                          method_features --relative=method_base
+#   interleave FILE...     TSVs of different columns as one: row 1 of
+#                          each, then row 2 of each, ... (NA where a file
+#                          lacks a column)
 #   bars PNG WIDTH HEIGHT  the gnuplot lines a bar chart starts with: a PNG
 #                          of that size, TSV data with NaN for no value,
 #                          clustered bars, a log y axis
@@ -64,6 +67,28 @@ need_positive() {
 
 rows() {
 	echo $(($(wc -l <"$1") - 1))
+}
+
+# interleave FILE...: the rows of TSV files of different columns as one
+# TSV: the union of their columns (in the order met), NA where a file
+# lacks one; row 1 of every file, then row 2 of every file, and so on
+# (pn-time takes rows of every layer type in one file)
+interleave() {
+	awk -F'\t' -v OFS='\t' '
+		FNR == 1 { f++; for (i = 1; i <= NF; i++) { col[f, i] = $i
+				if (!($i in at)) { at[$i] = ++nc; name[nc] = $i } }
+			   nf[f] = NF; next }
+		{ n[f]++; for (i = 1; i <= NF; i++) v[f, n[f], at[col[f, i]]] = $i
+		  if (n[f] > most) most = n[f] }
+		END {
+			for (c = 1; c <= nc; c++) printf "%s%s", name[c], c < nc ? OFS : "\n"
+			for (r = 1; r <= most; r++)
+				for (g = 1; g <= f; g++) {
+					if (r > n[g]) continue
+					for (c = 1; c <= nc; c++)
+						printf "%s%s", ((g, r, c) in v) ? v[g, r, c] : "NA", c < nc ? OFS : "\n"
+				}
+		}' "$@"
 }
 
 # cat_tsv FILE...: the rows of TSV files (gzipped or not) under the first
