@@ -20,6 +20,7 @@ void embedding(pn_run *r)
 	h2d(idx, h.data(), N * sizeof(int32_t));
 	r->idx = idx;
 	r->nidx = N;
+	r->impl = "kernels";
 	op(r, FWD, [=] {
 		DISPATCH(r, (k_gather<T><<<grid(N * E), 256, 0, g.s>>>(N, E, idx,
 			(const T *)t, (T *)y)));
