@@ -165,6 +165,8 @@ static double unit_twin(const pn_model *m, pn_layer *l, double *traffic,
 		return 0;
 	double f[PN_F_N];
 	pn_feature_row(l, *traffic, g, f);
+	if (!(f[PN_F_ROOFLINE_MS] > 0))         /* no work: nothing to carry */
+		return 0;
 	if (*traffic > 0)
 		*traffic *= (double)pn_prec_bytes(PN_FP32) / l->bytes;
 	l->prec = PN_FP32;
