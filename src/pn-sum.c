@@ -980,9 +980,10 @@ static void plot_costs(FILE *gp, const result *res, int nres)
 	fprintf(gp, "e\nunset multiplot\n");
 }
 
-/* Draw epoch time (and, when some GPU has a price, cost per epoch) per GPU
- * into path with gnuplot, through the output path's reserved name; grey
- * bars: GPUs the job does not fit. */
+/* Draw epoch time (in hours, minutes or seconds: the unit of the longest
+ * bar that keeps its number short) and, when some GPU has a price, cost
+ * per epoch per GPU into path with gnuplot, through the output path's
+ * reserved name; grey bars: GPUs the job does not fit. */
 static void plot(const char *path, const char *net, const result *res,
 		 int nres, double batch, double dataset, double level)
 {
@@ -1019,7 +1020,16 @@ static void plot(const char *path, const char *net, const result *res,
 	if (level > 0)
 		fprintf(gp, "; bars: %g%% interval on unmeasured GPUs",
 			100 * level);
-	fprintf(gp, ")\"\nset ylabel 'epoch (s)'\n");
+	/* the unit that keeps the axis's numbers short: an epoch of hours in
+	 * hours, of minutes in minutes, else seconds */
+	double top = 0;
+	for (int i = 0; i < nres; i++)
+		top = fmax(top, fmax(isnan(res[i].epoch_ms) ? 0 : res[i].epoch_ms,
+				     level > 0 && isfinite(res[i].epoch_hi) ?
+				     res[i].epoch_hi : 0) / 1e3);
+	double unit = top >= 2 * 3600 ? 3600 : top >= 2 * 60 ? 60 : 1;
+	fprintf(gp, ")\"\nset ylabel 'epoch (%s)'\n", unit == 3600 ? "h" :
+		unit == 60 ? "min" : "s");
 	if (level > 0)
 		fprintf(gp, "plot '-' using 0:2:3:4:(0.8):5:xtic(1) with "
 			"boxerrorbars lc rgb variable\n");
@@ -1028,8 +1038,8 @@ static void plot(const char *path, const char *net, const result *res,
 			"lc rgb variable\n");
 	for (int i = 0; i < nres; i++)
 		fprintf(gp, "\"%s\" %.17g %.17g %.17g %ld\n", res[i].g->name,
-			isnan(res[i].epoch_ms) ? 0 : res[i].epoch_ms / 1e3,
-			res[i].epoch_lo / 1e3, res[i].epoch_hi / 1e3,
+			isnan(res[i].epoch_ms) ? 0 : res[i].epoch_ms / 1e3 / unit,
+			res[i].epoch_lo / 1e3 / unit, res[i].epoch_hi / 1e3 / unit,
 			colour(&res[i]));
 	fprintf(gp, "e\n");
 	if (costs)

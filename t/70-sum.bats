@@ -278,6 +278,15 @@ pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 1 rows predicted outside their mo
 	[ "$(ls "$BATS_TEST_TMPDIR")" = c.png ]
 }
 
+@test "pn-sum --plot gives the epoch axis in hours when an epoch lasts hours" {
+	fake_gnuplot
+	run pn-sum --fallback roofline $G -d UNIT -n 1e12 --plot "$BATS_TEST_TMPDIR/c.png" "$F/net.tsv"
+	[ "$status" -eq 0 ]
+	grep -qx "set ylabel 'epoch (h)'" "$BATS_TEST_TMPDIR/script"
+	run pn-sum --fallback roofline $G -d UNIT -n 1 --plot "$BATS_TEST_TMPDIR/c.png" "$F/net.tsv"
+	grep -qx "set ylabel 'epoch (s)'" "$BATS_TEST_TMPDIR/script"
+}
+
 @test "pn-sum --plot draws into a device file in place and leaves it a device" {
 	command -v gnuplot >/dev/null || skip "no gnuplot"
 	[ "$(id -u)" -eq 0 ] || skip "mknod needs root"

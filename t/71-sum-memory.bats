@@ -247,12 +247,8 @@ sum() { pn-sum --fallback roofline $G "$@" >"$BATS_TEST_TMPDIR/o"; }
 }
 
 @test "pn-sum --plot draws the GPUs the job does not fit in grey" {
-	# a gnuplot that keeps its script and makes the output file
-	mkdir "$BATS_TEST_TMPDIR/bin"
-	printf '#!/bin/sh\ntee "%s/script" | sed -n "s/^set output .\\(.*\\).$/\\1/p" | while read -r f; do : >"$f"; done\n' \
-		"$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/bin/gnuplot"
-	chmod +x "$BATS_TEST_TMPDIR/bin/gnuplot"
-	PATH="$BATS_TEST_TMPDIR/bin:$PATH" run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 --plot "$BATS_TEST_TMPDIR/p.png" "$F/mem-mlp.tsv"
+	fake_gnuplot
+	run pn-sum --fallback roofline $G -d TINY,BIG -b 100000 --plot "$BATS_TEST_TMPDIR/p.png" "$F/mem-mlp.tsv"
 	[ "$status" -eq 0 ]
 	[ -e "$BATS_TEST_TMPDIR/p.png" ]
 	# grey 0xbbbbbb = 12303291 for TINY, blue 0x4477aa = 4487082 for BIG,

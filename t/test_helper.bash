@@ -64,3 +64,13 @@ fit() {
 	shift
 	pn-fit -f "$FIT_FAMILY" -F x1,x2,x3 --no-by-layer --no-log-target -o "$out" "$@"
 }
+
+# fake_gnuplot: a gnuplot first on PATH that keeps its script in
+# $BATS_TEST_TMPDIR/script and makes its output file empty
+fake_gnuplot() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\ntee "%s/script" | sed -n "s/^set output .\\(.*\\).$/\\1/p" | while read -r f; do : >"$f"; done\n' \
+		"$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/bin/gnuplot"
+	chmod +x "$BATS_TEST_TMPDIR/bin/gnuplot"
+	PATH="$BATS_TEST_TMPDIR/bin:$PATH"
+}
