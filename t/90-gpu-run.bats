@@ -41,6 +41,7 @@ device() { printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t1\t1\t1\n' | pn-time -q -r 1 -
 	[ "$(column "$BATS_TEST_TMPDIR/d.tsv" pass | sort -u)" = train ]
 	! column "$BATS_TEST_TMPDIR/d.tsv" optimizer | grep -qx none
 	grep -q '^| dense-fp32 | 3 | done |' "$d/README.md"
+	grep -qx '| dense-fp32 | 3 | done | ok 3 |' "$d/README.md"
 }
 
 rows_where_prec() { awk -F'\t' -v p="$1" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
