@@ -14,6 +14,16 @@ NEAR_TOL=1e-12
 	diff <(printf '%s\n' "$output") "$FIX/featurize/layers.expected"
 }
 
+@test "pn-featurize works out a recurrent row of any count of layers in closed form" {
+	# 4,444,444,444,444 lstm layers (fuzz_layer timed out on the loop over
+	# them): 4 gates x 4 bytes x (53 x 288 + 288^2 + 2 x 288 for the first,
+	# 288^2 + 288^2 + 2 x 288 for each other) = 11837439999997733376 bytes
+	printf 'layer\tbatch\tseq_len\tinput_size\thidden\tlayers\tbidirectional\tpass\toptimizer\tdevice\nlstm\t18\t25\t53\t288\t4444444444444\t0\tfwd\tnone\tV100-PCIE-32GB\n' >"$BATS_TEST_TMPDIR/l.tsv"
+	run timeout 10 pn-featurize "$BATS_TEST_TMPDIR/l.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-12 near "$(printf '%s\n' "$output" | column cm_weights /dev/stdin)" 11837439999997733376
+}
+
 @test "pn-featurize dense features equal the hand-computed values" {
 	pn-featurize $G "$L" >"$BATS_TEST_TMPDIR/o"
 	# B=128 I=256 O=512 bias: 2*128*256*512 + 128*512

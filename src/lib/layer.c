@@ -196,6 +196,19 @@ double pn_elem_count(const pn_layer *l)
 	return l->batch * l->seq_len * l->dim;
 }
 
+int pn_rnn_gates(pn_layer_type t)
+{
+	return t == PN_LSTM ? 4 : t == PN_GRU ? 3 : 1;
+}
+
+double pn_rnn_weights(const pn_layer *l)
+{
+	double g = pn_rnn_gates(l->type), H = l->hidden, I = l->input_size;
+	double d = l->bidirectional ? 2 : 1;
+	return d * g * ((I * H + H * H + 2 * H) +
+			(l->layers - 1) * (d * H * H + H * H + 2 * H));
+}
+
 int pn_elem_passes_grad(const char *op)
 {
 	static const char *const pass[] = {"add", "addu", "subu", "copy", 0};
@@ -679,16 +692,16 @@ void pn_layer_work(const pn_layer *l, pn_work *w)
 		w->vector = 1;
 		break;
 	case PN_RNN: case PN_LSTM: case PN_GRU: {
-		double g = l->type == PN_LSTM ? 4 : l->type == PN_GRU ? 3 : 1;
+		double g = pn_rnn_gates(l->type);
 		double H = l->hidden, I = l->input_size;
 		double dirs = l->bidirectional ? 2 : 1;
 		double ew = l->type == PN_RNN ? 1 : 8;  /* gate arithmetic */
-		for (double layer = 0; layer < l->layers; layer++) {
-			double in = layer == 0 ? I : H * dirs;
-			w->flops += dirs * B * S *
-				    (2 * g * H * (in + H) + 2 * g * H + ew * H);
-			ww += dirs * g * (in * H + H * H + 2 * H);
-		}
+		/* a layer of input width in; the first's is I, the others'
+		 * H x dirs (closed form: any count of layers in constant time) */
+#define RNN_FLOPS(in) (dirs * B * S * (2 * g * H * ((in) + H) + 2 * g * H + ew * H))
+		w->flops = RNN_FLOPS(I) + (l->layers - 1) * RNN_FLOPS(H * dirs);
+#undef RNN_FLOPS
+		ww = pn_rnn_weights(l);
 		/* PreNeT: first layer only, x2 bidirectional, x3 training */
 		w->co = B * S * (g * (2 * (I * H + H * H) + H) +
 				 (g > 1 ? 2 * H : 0)) * dirs *

@@ -225,6 +225,16 @@ typedef struct {
 /* The elements of an elementwise row l: batch x seq_len x dim. */
 double pn_elem_count(const pn_layer *l);
 
+/* Gates of a recurrent cell: 1 rnn, 4 lstm, 3 gru. */
+int pn_rnn_gates(pn_layer_type t);
+
+/* The weights of a recurrent row l (rnn lstm gru), elements: for each
+ * layer and direction, each gate's input x hidden and hidden x hidden
+ * matrices and its two biases, the first layer's input input_size, the
+ * others' hidden x directions.  In closed form: constant time whatever
+ * its layers column says. */
+double pn_rnn_weights(const pn_layer *l);
+
 /* Set the dimension column name of l to v (also "bias"): 0, or -1 when
  * name is no dimension column.  pn_layer_get returns NAN for an unknown
  * name. */

@@ -13,11 +13,6 @@ const char *pn_status_name(int status)
 	return (unsigned)status < 4 ? names[status] : "?";
 }
 
-int pn_rnn_gates(pn_layer_type t)
-{
-	return t == PN_LSTM ? 4 : t == PN_GRU ? 3 : 1;
-}
-
 static float *alloc(size_t n)
 {
 	return n ? pn_xcalloc(n, sizeof(float)) : NULL;
@@ -67,14 +62,10 @@ static void io_sizes(const pn_layer *l, double *nx, double *nx2,
 		*ny = B * S * l->embed_dim;
 		break;
 	case PN_RNN: case PN_LSTM: case PN_GRU: {
-		double g = pn_rnn_gates(l->type), H = l->hidden;
-		double d = l->bidirectional ? 2 : 1, I = l->input_size;
-		*nx = S * B * I;
+		double H = l->hidden, d = l->bidirectional ? 2 : 1;
+		*nx = S * B * l->input_size;
 		*ny = S * B * d * H;
-		for (double k = 0; k < l->layers; k++) {
-			double in = k == 0 ? I : d * H;
-			*nw += d * (g * H * in + g * H * H + 2 * g * H);
-		}
+		*nw = pn_rnn_weights(l);
 		*fan = H;
 		break;
 	}

@@ -128,9 +128,6 @@ double pn_io_bytes(const pn_config *cfg);
  * status PN_OOM before it computes a single size. */
 #define PN_BYTES_MAX 9007199254740992.0
 
-/* Gates of a recurrent cell: 1 rnn, 4 lstm, 3 gru. */
-int pn_rnn_gates(pn_layer_type t);
-
 typedef struct pn_run pn_run;    /* one prepared layer; backend's own */
 
 typedef struct {
