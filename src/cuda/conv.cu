@@ -157,10 +157,12 @@ void conv2d(pn_run *r)
 						da, work, need, &zero, xd, dx));
 		CD(cudnnConvolutionBackwardFilter(g.dnn, &one, xd, x, yd, dz, cw,
 						  wa, work, need, &zero, wd, dw));
-		if (db)
-			CD(cudnnConvolutionBackwardBias(g.dnn, &one, yd, dz, &zero,
-							bd, db));
 	});
+	/* the bias's gradient by a reduction of pn's own, as PyTorch's
+	 * (cudnnConvolutionBackwardBias refuses bf16: CUDNN_STATUS_NOT_
+	 * SUPPORTED on an H200 with cuDNN 9.14, half of the conv2d rows) */
+	if (db)
+		chansum(r, BWD, (size_t)B, (size_t)O, (size_t)Y * Y, dz, db);
 	add_param(r, w, dw, nw);
 	if (b)
 		add_param(r, b, db, (size_t)O);

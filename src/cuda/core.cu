@@ -250,6 +250,33 @@ void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a,
 	});
 }
 
+/* out[c] = the sum of a[n][c][0..hw) over n (NCHW): chunks of a channel's
+ * elements enough to give every SM about eight blocks, then their partial
+ * sums, as colsum's */
+void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
+	     void *out)
+{
+	size_t all = n * hw;
+	size_t want = ((size_t)g.sms * 8 + C - 1) / C;
+	size_t most = (all + 255) / 256;        /* a thread per element */
+	size_t chunks = want < most ? want : most;
+	if (chunks > 65535)
+		chunks = 65535;
+	if (chunks < 1)
+		chunks = 1;
+	size_t chunk = (all + chunks - 1) / chunks;
+	chunks = all ? (all + chunk - 1) / chunk : 1;
+	float *part = (float *)dalloc(r, chunks * C * sizeof(float));
+	op(r, ph, [=] {
+		DISPATCH(r, (k_chansum_part<T><<<dim3((unsigned)C,
+			(unsigned)chunks), 256, 0, g.s>>>(n, C, hw, chunk,
+			(const T *)a, part)));
+		DISPATCH(r, (k_colsum_final<T><<<(unsigned)((C + COLSUM_X - 1) /
+			COLSUM_X), dim3(COLSUM_X, COLSUM_Y), 0, g.s>>>(chunks,
+			C, part, (T *)out)));
+	});
+}
+
 void dropout(pn_run *r, int ph, size_t n, void *a, void *b, float p,
 		    uint64_t salt)
 {
@@ -286,23 +313,37 @@ cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w)
 	return d;
 }
 
-/* softmax over the last axis of rows x cols, cuDNN's accurate algorithm */
-void softmax_ops(pn_run *r, size_t rows, int cols, void *x, void *y,
-			void *dy, void *dx)
+/* softmax over the last axis of rows x cols (kernels.cuh): a warp a row
+ * up to SOFTMAX_WARP_COLS columns, eight rows a block, else a block a row */
+static void softmax_launch(size_t rows, int cols, int *warp, unsigned *gr)
 {
-	cudnnTensorDescriptor_t d = tdesc(r, (int)rows, cols, 1, 1);
+	*warp = cols <= SOFTMAX_WARP_COLS;
+	size_t per = *warp ? 256 / 32 : 1;
+	size_t n = (rows + per - 1) / per, most = (size_t)g.sms * 32;
+	*gr = (unsigned)(n < 1 ? 1 : n < most ? n : most);
+}
+
+void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y)
+{
+	int warp;
+	unsigned gr;
+	softmax_launch(rows, cols, &warp, &gr);
 	op(r, FWD, [=] {
-		float one = 1, zero = 0;
-		CD(cudnnSoftmaxForward(g.dnn, CUDNN_SOFTMAX_ACCURATE,
-			CUDNN_SOFTMAX_MODE_CHANNEL, &one, d, x, &zero, d, y));
+		DISPATCH(r, (k_softmax_fwd<T><<<gr, 256, 0, g.s>>>(rows, cols,
+			warp, (const T *)x, (T *)y)));
 	});
-	if (dy)
-		op(r, BWD, [=] {
-			float one = 1, zero = 0;
-			CD(cudnnSoftmaxBackward(g.dnn, CUDNN_SOFTMAX_ACCURATE,
-				CUDNN_SOFTMAX_MODE_CHANNEL, &one, d, y, d, dy,
-				&zero, d, dx));
-		});
+}
+
+void softmax_bwd(pn_run *r, size_t rows, int cols, void *y, void *dy,
+		 void *dx)
+{
+	int warp;
+	unsigned gr;
+	softmax_launch(rows, cols, &warp, &gr);
+	op(r, BWD, [=] {
+		DISPATCH(r, (k_softmax_bwd<T><<<gr, 256, 0, g.s>>>(rows, cols,
+			warp, (const T *)y, (const T *)dy, (T *)dx)));
+	});
 }
 
 /* ---- the backend ---------------------------------------------------------- */

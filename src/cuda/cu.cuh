@@ -174,6 +174,9 @@ void op(pn_run *r, int ph, std::function<void()> f);
 /* out[cols] = column sums of a[rows][cols] (xhat-weighted with mean) */
 void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a, void *out,
 	    void *x = nullptr, float *mean = nullptr, float *rstd = nullptr);
+/* out[c] = the sum of a[n][c][0..hw) over n and the image (NCHW) */
+void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
+	     void *out);
 void dropout(pn_run *r, int ph, size_t n, void *a, void *b, float p,
 	     uint64_t salt);
 /* dz = dy * act'(y) */
@@ -181,9 +184,11 @@ void act_bwd(pn_run *r, size_t n, void *y, void *dy, void *dz, int act);
 /* cuDNN: the math of the row's precision; a 4-d tensor descriptor */
 cudnnMathType_t math(const pn_run *r);
 cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w);
-/* softmax over the last axis of rows x cols (backward when dy) */
-void softmax_ops(pn_run *r, size_t rows, int cols, void *x, void *y,
-		 void *dy, void *dx);
+/* y = softmax(x) over the last axis of rows x cols, and its backward
+ * dx from y and dy; pn's kernels, as PyTorch's (not cuDNN's) */
+void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y);
+void softmax_bwd(pn_run *r, size_t rows, int cols, void *y, void *dy,
+		 void *dx);
 
 /* ---- the layers, by family ------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /* gemm.cu - the cuda backend's matrix products: dense, bmm and attention
- * (cuBLAS, cuDNN's softmax, the kernels of kernels.cuh). */
+ * (cuBLAS and the kernels of kernels.cuh, softmax included). */
 #include <cmath>
 #include <cstring>
 
@@ -165,12 +165,7 @@ void attention(pn_run *r)
 	void *dp = l->train ? (p > 0 ? tensor(r, nsc, 0, 0) : dprob) : nullptr;
 	void *dsc = l->train ? tensor(r, nsc, 0, 0) : nullptr;
 	/* softmax forward now; its backward is added further down, in order */
-	cudnnTensorDescriptor_t smd = tdesc(r, B * h * S, S, 1, 1);
-	op(r, FWD, [=] {
-		float one = 1, zero = 0;
-		CD(cudnnSoftmaxForward(g.dnn, CUDNN_SOFTMAX_ACCURATE,
-			CUDNN_SOFTMAX_MODE_CHANNEL, &one, smd, sc, &zero, smd, pr));
-	});
+	softmax_fwd(r, (size_t)B * h * S, S, sc, pr);
 	if (p > 0)
 		dropout(r, FWD, nsc, pr, pd, p, 100);
 	gemm_args pv;                      /* ctx = P V */
@@ -233,12 +228,7 @@ void attention(pn_run *r)
 	op(r, BWD, [=] { gemm(r, g4); });
 	if (p > 0)
 		dropout(r, BWD, nsc, dprob, dp, p, 100);
-	op(r, BWD, [=] {
-		float one = 1, zero = 0;
-		CD(cudnnSoftmaxBackward(g.dnn, CUDNN_SOFTMAX_ACCURATE,
-			CUDNN_SOFTMAX_MODE_CHANNEL, &one, smd, pr, smd, dp, &zero,
-			smd, dsc));
-	});
+	softmax_bwd(r, (size_t)B * h * S, S, pr, dp, dsc);
 	gemm_args g5;                      /* dQ = dS K / sqrt(d) */
 	g5.M = S; g5.N = d; g5.K = S;
 	g5.Ap = (const void *const *)DSC; g5.lda = S;
@@ -268,7 +258,7 @@ void attention(pn_run *r)
 	add_param(r, bout, dbout, (size_t)E);
 	r->dy = {dy, (size_t)N * E};
 	r->dx = {dx, (size_t)N * E};
-	r->impl = "cublas, cudnn softmax";
+	r->impl = "cublas, kernels";
 }
 
 }  // namespace pncu

@@ -209,6 +209,92 @@ __device__ __forceinline__ float block_sum(float v, float *sh)
 	return v;
 }
 
+/* ---- softmax over the last axis, as PyTorch's own kernels (not cuDNN's,
+ * whose backward ran a row of more than 512 at 8 GB/s on an H200): a warp
+ * a row up to SOFTMAX_WARP_COLS columns, else a block a row; fp32 sums */
+#define SOFTMAX_WARP_COLS 1024
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+	for (int o = 16; o > 0; o /= 2)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+	for (int o = 16; o > 0; o /= 2)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+/* block-wide maximum of v (blockDim.x a multiple of 32, at most 1024) */
+__device__ __forceinline__ float block_max(float v, float *sh)
+{
+	v = warp_max(v);
+	int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+	__syncthreads();
+	if (lane == 0)
+		sh[w] = v;
+	__syncthreads();
+	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : -INFINITY;
+	if (w == 0)
+		v = warp_max(v);
+	if (threadIdx.x == 0)
+		sh[0] = v;
+	__syncthreads();
+	v = sh[0];
+	__syncthreads();
+	return v;
+}
+
+/* y = softmax(x) over each row of D; one warp (warp != 0) or one block a
+ * row */
+template <typename T>
+__global__ void k_softmax_fwd(size_t rows, int D, int warp, const T *x, T *y)
+{
+	__shared__ float sh[32];
+	int lane = warp ? threadIdx.x % 32 : threadIdx.x;
+	int step = warp ? 32 : blockDim.x;
+	size_t per = warp ? blockDim.x / 32 : 1;
+	size_t first = blockIdx.x * per + (warp ? threadIdx.x / 32 : 0);
+	for (size_t r = first; r < rows; r += (size_t)gridDim.x * per) {
+		const T *xr = x + r * D;
+		float m = -INFINITY;
+		for (int j = lane; j < D; j += step)
+			m = fmaxf(m, tof(xr[j]));
+		m = warp ? warp_max(m) : block_max(m, sh);
+		float s = 0.f;
+		for (int j = lane; j < D; j += step)
+			s += expf(tof(xr[j]) - m);
+		s = warp ? warp_sum(s) : block_sum(s, sh);
+		float inv = 1.f / s;
+		for (int j = lane; j < D; j += step)
+			y[r * D + j] = fromf<T>(expf(tof(xr[j]) - m) * inv);
+	}
+}
+
+/* dx = y (dy - sum(dy y)) over each row of D, as k_softmax_fwd */
+template <typename T>
+__global__ void k_softmax_bwd(size_t rows, int D, int warp, const T *y,
+			      const T *dy, T *dx)
+{
+	__shared__ float sh[32];
+	int lane = warp ? threadIdx.x % 32 : threadIdx.x;
+	int step = warp ? 32 : blockDim.x;
+	size_t per = warp ? blockDim.x / 32 : 1;
+	size_t first = blockIdx.x * per + (warp ? threadIdx.x / 32 : 0);
+	for (size_t r = first; r < rows; r += (size_t)gridDim.x * per) {
+		size_t o = r * D;
+		float s = 0.f;
+		for (int j = lane; j < D; j += step)
+			s += tof(dy[o + j]) * tof(y[o + j]);
+		s = warp ? warp_sum(s) : block_sum(s, sh);
+		for (int j = lane; j < D; j += step)
+			dx[o + j] = fromf<T>(tof(y[o + j]) * (tof(dy[o + j]) - s));
+	}
+}
+
 /* layer normalization of rows x[r][0..D): one block a row; mean and 1/sd
  * kept for the backward pass */
 template <typename T>
@@ -334,6 +420,24 @@ __global__ void k_colsum_final(size_t chunks, size_t cols, const float *part,
 	s = colsum_lanes(s);
 	if (threadIdx.y == 0 && c < cols)
 		out[c] = fromf<T>(s);
+}
+
+/* Partial sums per channel of a[n][c][i] (NCHW, i < hw) over chunks of
+ * chunk of the channel's n * hw elements: part[blockIdx.y][c] for
+ * c = blockIdx.x (a bias's gradient; k_colsum_final adds the chunks). */
+template <typename T>
+__global__ void k_chansum_part(size_t n, size_t C, size_t hw, size_t chunk,
+			       const T *a, float *part)
+{
+	__shared__ float sh[32];
+	size_t c = blockIdx.x, m0 = blockIdx.y * chunk, all = n * hw;
+	size_t m1 = m0 + chunk < all ? m0 + chunk : all;
+	float s = 0.f;
+	for (size_t m = m0 + threadIdx.x; m < m1; m += blockDim.x)
+		s += tof(a[((m / hw) * C + c) * hw + m % hw]);
+	s = block_sum(s, sh);
+	if (threadIdx.x == 0)
+		part[blockIdx.y * C + c] = s;
 }
 
 /* y[i][e] = table[idx[i]][e] */
