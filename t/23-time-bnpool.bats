@@ -2,8 +2,9 @@
 # pn-time on the layers of CNNs beside the convolution: batchnorm (PyTorch's
 # NCHW batch-norm loops) and pool (max and avg pooling as PyTorch's scalar
 # NCHW loops), checked against the
-# plain-C reference and timed by phase; the cuda backend does not time
-# them.  (t/20-time.bats runs them with every other layer type.)
+# plain-C reference and timed by phase, and on a CUDA device checked
+# against the cpu backend.  (t/20-time.bats runs them with every other
+# layer type.)
 load test_helper
 
 POOL_HEAD='layer\top\tbatch\tin_channels\timage\tkernel\tstride\tpadding\tpass\toptimizer\tlearning_rate\n'
@@ -83,16 +84,15 @@ timed() {
 	[ "$(column "$BATS_TEST_TMPDIR/o" message | sort -u)" = c:nchw ]
 }
 
-@test "pn-time marks batchnorm and pool rows invalid on the cuda backend" {
+@test "pn-time --check passes batchnorm and pool rows on the cuda backend" {
 	printf 'layer\tbatch\tm\tn\tk\nbmm\t1\t1\t1\t1\n' | pn-time -q --backend cuda >/dev/null 2>&1 ||
 		skip "no CUDA device"
 	printf "$BN_HEAD" >"$BATS_TEST_TMPDIR/in"
-	printf 'batchnorm\t4\t6\t7\ttrain\tsgd\t0.01\n' >>"$BATS_TEST_TMPDIR/in"
-	pn-time -q -r 1 --backend cuda "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
-	[ "$(column "$BATS_TEST_TMPDIR/o" status)" = invalid ]
-	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "batchnorm is not timed by the cuda backend" ]
+	printf 'batchnorm\t4\t6\t7\t%b\n' 'train\tsgd\t0.01' 'fwd\tnone\tNA' >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 --check --backend cuda "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | sort -u)" = ok ]
 	printf "$POOL_HEAD" >"$BATS_TEST_TMPDIR/in"
-	printf 'pool\tmax\t3\t5\t9\t3\t2\t1\ttrain\tnone\tNA\n' >>"$BATS_TEST_TMPDIR/in"
-	pn-time -q -r 1 --backend cuda "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
-	[ "$(column "$BATS_TEST_TMPDIR/o" message)" = "pool is not timed by the cuda backend" ]
+	printf 'pool\t%s\t3\t5\t9\t3\t2\t1\ttrain\tnone\tNA\n' max avg >>"$BATS_TEST_TMPDIR/in"
+	pn-time -q -r 1 --check --backend cuda "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column "$BATS_TEST_TMPDIR/o" status | sort -u)" = ok ]
 }

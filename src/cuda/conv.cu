@@ -1,5 +1,7 @@
-/* conv.cu - the cuda backend's convolution: conv2d (cuDNN, algorithms
- * chosen by cudnnFind*AlgorithmEx). */
+/* conv.cu - the cuda backend's image layers: conv2d (cuDNN, algorithms
+ * chosen by cudnnFind*AlgorithmEx), batchnorm and pool (kernels of pn's
+ * own, kernels.cuh). */
+#include <climits>
 #include <cmath>
 #include <cstring>
 
@@ -166,6 +168,97 @@ void conv2d(pn_run *r)
 	add_param(r, w, dw, nw);
 	if (b)
 		add_param(r, b, db, (size_t)O);
+	r->dy = {dy, ny};
+	r->dx = {dx, nx};
+}
+
+/* batch normalization of each channel over batch and pixels, NCHW: a
+ * train row with the batch's statistics (two channel reductions, then
+ * the normalization; backward two more and the data's gradient), a fwd
+ * row with the running ones (mean 0, variance 1); scale and shift in the
+ * row's type, statistics in fp32 */
+void batchnorm(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	size_t B = (size_t)l->batch, C = (size_t)l->in_channels,
+	       hw = (size_t)(l->image * l->image), N = B * C * hw;
+	void *x = tensor(r, N), *y = tensor(r, N, 0, 0);
+	void *gam = tensor(r, C, 0.5f, 1.5f), *bet = tensor(r, C, -0.5f, 0.5f);
+	r->x = {x, N};
+	r->y = {y, N};
+	r->w = {gam, 2 * C};
+	r->impl = "kernels";
+	if (!l->train) {
+		float rs0 = 1 / sqrtf(1 + PN_LN_EPS);
+		op(r, FWD, [=] {
+			DISPATCH(r, (k_bn_apply<T><<<grid(N), 256, 0, g.s>>>(N, C,
+				hw, (const T *)x, nullptr, nullptr, rs0,
+				(const T *)gam, (const T *)bet, (T *)y)));
+		});
+		add_param(r, gam, nullptr, C);
+		add_param(r, bet, nullptr, C);
+		return;
+	}
+	float cnt = (float)(B * hw);
+	float *mean = fzeros(r, C), *rstd = fzeros(r, C);
+	chanstat(r, FWD, 0, B, C, hw, x, nullptr, nullptr, nullptr, 1 / cnt, 0,
+		 mean, nullptr);
+	chanstat(r, FWD, 1, B, C, hw, x, nullptr, mean, nullptr, 1 / cnt, 1,
+		 rstd, nullptr);
+	op(r, FWD, [=] {
+		DISPATCH(r, (k_bn_apply<T><<<grid(N), 256, 0, g.s>>>(N, C, hw,
+			(const T *)x, mean, rstd, 0.f, (const T *)gam,
+			(const T *)bet, (T *)y)));
+	});
+	void *dy = tensor(r, N), *dx = tensor(r, N, 0, 0);
+	void *dg = tensor(r, C, 0, 0), *db = tensor(r, C, 0, 0);
+	float *s1 = fzeros(r, C), *s2 = fzeros(r, C);
+	chanstat(r, BWD, 0, B, C, hw, dy, nullptr, nullptr, nullptr, 1, 0, s1,
+		 db);
+	chanstat(r, BWD, 2, B, C, hw, dy, x, mean, rstd, 1, 0, s2, dg);
+	op(r, BWD, [=] {
+		DISPATCH(r, (k_bn_dx<T><<<grid(N), 256, 0, g.s>>>(N, C, hw, cnt,
+			(const T *)x, (const T *)dy, mean, rstd,
+			(const T *)gam, s1, s2, (T *)dx)));
+	});
+	add_param(r, gam, dg, C);
+	add_param(r, bet, db, C);
+	r->dy = {dy, N};
+	r->dx = {dx, N};
+}
+
+/* max or average pooling of each NCHW plane, an output a thread; the
+ * backward gathers each input's share (a max pool's through the index of
+ * each window's maximum, kept by a train row's forward) */
+void pool(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	int X = (int)l->image, k = (int)l->kernel, s = (int)l->stride,
+	    p = (int)l->padding, max = strcmp(l->op, "max") == 0;
+	int Y = (X + 2 * p - k) / s + 1;
+	/* the kernels index a plane, and keep a maximum's index, in 32 bits */
+	if ((double)X * X > INT_MAX)
+		failf(PN_INVALID, "a pooled plane of %d x %d elements, over the "
+		      "kernels' 32-bit index", X, X);
+	size_t planes = (size_t)(l->batch * l->in_channels);
+	size_t nx = planes * X * X, ny = planes * Y * Y;
+	void *x = tensor(r, nx), *y = tensor(r, ny, 0, 0);
+	int32_t *at = max && l->train ?
+		(int32_t *)dalloc(r, ny * sizeof(int32_t)) : nullptr;
+	op(r, FWD, [=] {
+		DISPATCH(r, (k_pool_fwd<T><<<grid(ny), 256, 0, g.s>>>(planes, X,
+			Y, k, s, p, max, (const T *)x, (T *)y, at)));
+	});
+	r->x = {x, nx};
+	r->y = {y, ny};
+	r->impl = "kernels";
+	if (!l->train)
+		return;
+	void *dy = tensor(r, ny), *dx = tensor(r, nx, 0, 0);
+	op(r, BWD, [=] {
+		DISPATCH(r, (k_pool_bwd<T><<<grid(nx), 256, 0, g.s>>>(planes, X,
+			Y, k, s, p, max, (const T *)dy, at, (T *)dx)));
+	});
 	r->dy = {dy, ny};
 	r->dx = {dx, nx};
 }

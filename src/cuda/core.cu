@@ -222,6 +222,23 @@ void op(pn_run *r, int ph, std::function<void()> f)
 	r->ops[ph].push_back(std::move(f));
 }
 
+/* How many chunks (at most 65535: grid.y) of *chunk of len items to
+ * split a reduction into, across blocks side by side already, so that
+ * every SM has about eight blocks and each chunk holds at least lanes
+ * items */
+static size_t split(size_t across, size_t len, size_t lanes, size_t *chunk)
+{
+	size_t want = ((size_t)g.sms * 8 + across - 1) / across;
+	size_t most = (len + lanes - 1) / lanes;
+	size_t chunks = want < most ? want : most;
+	if (chunks > 65535)
+		chunks = 65535;
+	if (chunks < 1)
+		chunks = 1;
+	*chunk = (len + chunks - 1) / chunks;
+	return len ? (len + *chunk - 1) / *chunk : 1;
+}
+
 /* out[cols] = column sums of a[rows][cols] (xhat-weighted with mean): in
  * chunks of rows enough to give every SM about eight blocks (grid.y at
  * most 65535), then their partial sums (kernels.cuh) */
@@ -229,16 +246,8 @@ void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a,
 		   void *out, void *x, float *mean,
 		   float *rstd)
 {
-	size_t xb = (cols + COLSUM_X - 1) / COLSUM_X;
-	size_t want = ((size_t)g.sms * 8 + xb - 1) / xb;
-	size_t most = (rows + COLSUM_Y - 1) / COLSUM_Y;   /* a row per lane */
-	size_t chunks = want < most ? want : most;
-	if (chunks > 65535)
-		chunks = 65535;
-	if (chunks < 1)
-		chunks = 1;
-	size_t chunk = (rows + chunks - 1) / chunks;
-	chunks = rows ? (rows + chunk - 1) / chunk : 1;
+	size_t xb = (cols + COLSUM_X - 1) / COLSUM_X, chunk;
+	size_t chunks = split(xb, rows, COLSUM_Y, &chunk);  /* a row per lane */
 	float *part = (float *)dalloc(r, chunks * cols * sizeof(float));
 	op(r, ph, [=] {
 		dim3 blk(COLSUM_X, COLSUM_Y);
@@ -250,31 +259,31 @@ void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a,
 	});
 }
 
-/* out[c] = the sum of a[n][c][0..hw) over n (NCHW): chunks of a channel's
- * elements enough to give every SM about eight blocks, then their partial
- * sums, as colsum's */
+/* A statistic of each channel c of NCHW a[n][c][0..hw) (k_bn_part's
+ * mode, with x, mean and rstd), times mul (rsqrt of that + eps when rs),
+ * into out[c] (fp32), narrowed into outt[c] when outt: in chunks of a
+ * channel's elements (split), then their partial sums, as colsum's */
+void chanstat(pn_run *r, int ph, int mode, size_t n, size_t C, size_t hw,
+	      void *a, void *x, float *mean, float *rstd, float mul, int rs,
+	      float *out, void *outt)
+{
+	size_t chunk;                           /* an element a thread */
+	size_t chunks = split(C, n * hw, 256, &chunk);
+	float *part = (float *)dalloc(r, chunks * C * sizeof(float));
+	op(r, ph, [=] {
+		DISPATCH(r, (k_bn_part<T><<<dim3((unsigned)C, (unsigned)chunks),
+			256, 0, g.s>>>(mode, n, C, hw, chunk, (const T *)a,
+			(const T *)x, mean, rstd, part)));
+		DISPATCH(r, (k_bn_final<T><<<grid(C), 256, 0, g.s>>>(chunks, C,
+			part, mul, rs, PN_LN_EPS, out, (T *)outt)));
+	});
+}
+
 void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
 	     void *out)
 {
-	size_t all = n * hw;
-	size_t want = ((size_t)g.sms * 8 + C - 1) / C;
-	size_t most = (all + 255) / 256;        /* a thread per element */
-	size_t chunks = want < most ? want : most;
-	if (chunks > 65535)
-		chunks = 65535;
-	if (chunks < 1)
-		chunks = 1;
-	size_t chunk = (all + chunks - 1) / chunks;
-	chunks = all ? (all + chunk - 1) / chunk : 1;
-	float *part = (float *)dalloc(r, chunks * C * sizeof(float));
-	op(r, ph, [=] {
-		DISPATCH(r, (k_chansum_part<T><<<dim3((unsigned)C,
-			(unsigned)chunks), 256, 0, g.s>>>(n, C, hw, chunk,
-			(const T *)a, part)));
-		DISPATCH(r, (k_colsum_final<T><<<(unsigned)((C + COLSUM_X - 1) /
-			COLSUM_X), dim3(COLSUM_X, COLSUM_Y), 0, g.s>>>(chunks,
-			C, part, (T *)out)));
-	});
+	chanstat(r, ph, 0, n, C, hw, a, nullptr, nullptr, nullptr, 1, 0,
+		 fzeros(r, C), out);
 }
 
 void dropout(pn_run *r, int ph, size_t n, void *a, void *b, float p,
@@ -313,7 +322,8 @@ cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w)
 	return d;
 }
 
-/* softmax over the last axis of rows x cols (kernels.cuh): a warp a row
+/* softmax (lg: log-softmax) over the last axis of rows x cols
+ * (kernels.cuh): a warp a row
  * up to SOFTMAX_WARP_COLS columns, eight rows a block, else a block a row */
 static void softmax_launch(size_t rows, int cols, int *warp, unsigned *gr)
 {
@@ -323,26 +333,26 @@ static void softmax_launch(size_t rows, int cols, int *warp, unsigned *gr)
 	*gr = (unsigned)(n < 1 ? 1 : n < most ? n : most);
 }
 
-void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y)
+void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y, int lg)
 {
 	int warp;
 	unsigned gr;
 	softmax_launch(rows, cols, &warp, &gr);
 	op(r, FWD, [=] {
 		DISPATCH(r, (k_softmax_fwd<T><<<gr, 256, 0, g.s>>>(rows, cols,
-			warp, (const T *)x, (T *)y)));
+			warp, lg, (const T *)x, (T *)y)));
 	});
 }
 
 void softmax_bwd(pn_run *r, size_t rows, int cols, void *y, void *dy,
-		 void *dx)
+		 void *dx, int lg)
 {
 	int warp;
 	unsigned gr;
 	softmax_launch(rows, cols, &warp, &gr);
 	op(r, BWD, [=] {
 		DISPATCH(r, (k_softmax_bwd<T><<<gr, 256, 0, g.s>>>(rows, cols,
-			warp, (const T *)y, (const T *)dy, (T *)dx)));
+			warp, lg, (const T *)y, (const T *)dy, (T *)dx)));
 	});
 }
 
@@ -440,9 +450,9 @@ static int cuda_prepare(const pn_config *cfg, pn_run **run, double *mem,
 		case PN_SOFTMAX: softmax(r); break;
 		case PN_ELEMENTWISE: elementwise(r); break;
 		case PN_POSENC: posenc(r); break;
-		case PN_BATCHNORM: case PN_POOL: case PN_XENT:
-			failf(PN_INVALID, "%s is not timed by the cuda backend",
-			      pn_layer_name(cfg->l.type));
+		case PN_BATCHNORM: batchnorm(r); break;
+		case PN_POOL: pool(r); break;
+		case PN_XENT: xent(r); break;
 		default: failf(PN_INVALID, "layer type not supported");
 		}
 		/* once through: what cuDNN checks only when it runs (a data

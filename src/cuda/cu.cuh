@@ -1,10 +1,10 @@
 /* cu.cuh - inside the cuda backend of pn-time: the prepared layer
  * (pn_run), the device, and the helpers that build a layer from cuBLAS,
  * cuDNN and the kernels of kernels.cuh.  One file per layer family builds
- * its layers (gemm.cu: dense, bmm, attention; conv.cu: conv2d; rnn.cu:
- * rnn, lstm, gru; vector.cu: embedding, layernorm, softmax, elementwise,
- * posenc), as src/cpu does; core.cu holds the helpers and the backend's
- * table.  Everything is in namespace pncu.
+ * its layers (gemm.cu: dense, bmm, attention; conv.cu: conv2d, batchnorm,
+ * pool; rnn.cu: rnn, lstm, gru; vector.cu: embedding, layernorm, softmax,
+ * elementwise, posenc, xent), as src/cpu does; core.cu holds the helpers
+ * and the backend's table.  Everything is in namespace pncu.
  *
  * A layer builder allocates with dalloc/tensor (which throw PN_OOM past
  * --mem-limit), adds closures to the phases FWD and BWD with op, and sets
@@ -177,6 +177,12 @@ void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a, void *out,
 /* out[c] = the sum of a[n][c][0..hw) over n and the image (NCHW) */
 void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
 	     void *out);
+/* a statistic of each channel (k_bn_part's mode), times mul, or
+ * rsqrt(that + PN_LN_EPS) when rs, into out (fp32) and outt (the row's
+ * type) when not NULL */
+void chanstat(pn_run *r, int ph, int mode, size_t n, size_t C, size_t hw,
+	      void *a, void *x, float *mean, float *rstd, float mul, int rs,
+	      float *out, void *outt);
 void dropout(pn_run *r, int ph, size_t n, void *a, void *b, float p,
 	     uint64_t salt);
 /* dz = dy * act'(y) */
@@ -184,18 +190,22 @@ void act_bwd(pn_run *r, size_t n, void *y, void *dy, void *dz, int act);
 /* cuDNN: the math of the row's precision; a 4-d tensor descriptor */
 cudnnMathType_t math(const pn_run *r);
 cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w);
-/* y = softmax(x) over the last axis of rows x cols, and its backward
- * dx from y and dy; pn's kernels, as PyTorch's (not cuDNN's) */
-void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y);
+/* y = softmax(x) (lg: log-softmax) over the last axis of rows x cols,
+ * and its backward dx from y and dy; pn's kernels, as PyTorch's (not
+ * cuDNN's) */
+void softmax_fwd(pn_run *r, size_t rows, int cols, void *x, void *y,
+		 int lg = 0);
 void softmax_bwd(pn_run *r, size_t rows, int cols, void *y, void *dy,
-		 void *dx);
+		 void *dx, int lg = 0);
 
 /* ---- the layers, by family ------------------------------------------------ */
 
 void dense(pn_run *r);          /* gemm.cu */
 void bmm(pn_run *r);
 void attention(pn_run *r);
-void conv2d(pn_run *r);         /* conv.cu */
+void conv2d(pn_run *r);         /* conv.cu: conv2d, batchnorm, pool */
+void batchnorm(pn_run *r);
+void pool(pn_run *r);
 void rnn(pn_run *r);            /* rnn.cu: rnn, lstm, gru */
 /* --check: n canonical floats h to the device tensor d of the layer's
  * type, and back */
@@ -209,6 +219,7 @@ void layernorm(pn_run *r);
 void softmax(pn_run *r);
 void elementwise(pn_run *r);
 void posenc(pn_run *r);
+void xent(pn_run *r);
 
 }  // namespace pncu
 #endif

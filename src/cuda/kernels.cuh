@@ -187,59 +187,35 @@ __global__ void k_elem_bwd(int op, size_t n, const T *a, const T *b,
 	}
 }
 
-/* block-wide sum of v (blockDim.x a multiple of 32, at most 1024) */
-__device__ __forceinline__ float block_sum(float v, float *sh)
-{
-	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-	__syncthreads();
-	if (lane == 0)
-		sh[w] = v;
-	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : 0.f;
-	if (w == 0)
-		for (int o = 16; o > 0; o /= 2)
-			v += __shfl_xor_sync(0xffffffffu, v, o);
-	if (threadIdx.x == 0)
-		sh[0] = v;
-	__syncthreads();
-	v = sh[0];
-	__syncthreads();
-	return v;
-}
-
 /* ---- softmax over the last axis, as PyTorch's own kernels (not cuDNN's,
  * whose backward ran a row of more than 512 at 8 GB/s on an H200): a warp
  * a row up to SOFTMAX_WARP_COLS columns, else a block a row; fp32 sums */
 #define SOFTMAX_WARP_COLS 1024
 
-__device__ __forceinline__ float warp_sum(float v)
+/* the sum (or the maximum, mx) of v over a warp's lanes, in every lane */
+__device__ __forceinline__ float warp_reduce(float v, bool mx)
 {
-	for (int o = 16; o > 0; o /= 2)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
+	for (int o = 16; o > 0; o /= 2) {
+		float u = __shfl_xor_sync(0xffffffffu, v, o);
+		v = mx ? fmaxf(v, u) : v + u;
+	}
 	return v;
 }
 
-__device__ __forceinline__ float warp_max(float v)
-{
-	for (int o = 16; o > 0; o /= 2)
-		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-	return v;
-}
 
-/* block-wide maximum of v (blockDim.x a multiple of 32, at most 1024) */
-__device__ __forceinline__ float block_max(float v, float *sh)
+/* the sum (or the maximum, mx) of v over the block (blockDim.x a multiple
+ * of 32, at most 1024), in every thread; sh: 32 floats of shared memory */
+__device__ __forceinline__ float block_reduce(float v, float *sh, bool mx)
 {
-	v = warp_max(v);
+	v = warp_reduce(v, mx);
 	int w = threadIdx.x / 32, lane = threadIdx.x % 32;
 	__syncthreads();
 	if (lane == 0)
 		sh[w] = v;
 	__syncthreads();
-	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : -INFINITY;
+	v = threadIdx.x < blockDim.x / 32 ? sh[threadIdx.x] : mx ? -INFINITY : 0.f;
 	if (w == 0)
-		v = warp_max(v);
+		v = warp_reduce(v, mx);
 	if (threadIdx.x == 0)
 		sh[0] = v;
 	__syncthreads();
@@ -248,50 +224,81 @@ __device__ __forceinline__ float block_max(float v, float *sh)
 	return v;
 }
 
-/* y = softmax(x) over each row of D; one warp (warp != 0) or one block a
- * row */
+__device__ __forceinline__ float block_sum(float v, float *sh)
+{
+	return block_reduce(v, sh, false);
+}
+
+/* A row's threads, a warp's (warp != 0) or the block's: this thread's
+ * lane and the lanes' step along the row, the first row, and the rows a
+ * block takes at once */
+struct row_lanes {
+	int lane, step;
+	size_t first, per;
+};
+
+__device__ __forceinline__ row_lanes row_lanes_of(int warp)
+{
+	row_lanes q;
+	q.lane = warp ? threadIdx.x % 32 : threadIdx.x;
+	q.step = warp ? 32 : blockDim.x;
+	q.per = warp ? blockDim.x / 32 : 1;
+	q.first = blockIdx.x * q.per + (warp ? threadIdx.x / 32 : 0);
+	return q;
+}
+
+/* v reduced over a row's threads (row_lanes) */
+__device__ __forceinline__ float row_reduce(float v, int warp, float *sh,
+					    bool mx)
+{
+	return warp ? warp_reduce(v, mx) : block_reduce(v, sh, mx);
+}
+
+/* y = softmax(x) over each row of D (lg: log-softmax); one warp (warp !=
+ * 0) or one block a row */
 template <typename T>
-__global__ void k_softmax_fwd(size_t rows, int D, int warp, const T *x, T *y)
+__global__ void k_softmax_fwd(size_t rows, int D, int warp, int lg,
+			      const T *x, T *y)
 {
 	__shared__ float sh[32];
-	int lane = warp ? threadIdx.x % 32 : threadIdx.x;
-	int step = warp ? 32 : blockDim.x;
-	size_t per = warp ? blockDim.x / 32 : 1;
-	size_t first = blockIdx.x * per + (warp ? threadIdx.x / 32 : 0);
-	for (size_t r = first; r < rows; r += (size_t)gridDim.x * per) {
+	row_lanes q = row_lanes_of(warp);
+	int lane = q.lane, step = q.step;
+	for (size_t r = q.first; r < rows; r += (size_t)gridDim.x * q.per) {
 		const T *xr = x + r * D;
 		float m = -INFINITY;
 		for (int j = lane; j < D; j += step)
 			m = fmaxf(m, tof(xr[j]));
-		m = warp ? warp_max(m) : block_max(m, sh);
+		m = row_reduce(m, warp, sh, true);
 		float s = 0.f;
 		for (int j = lane; j < D; j += step)
 			s += expf(tof(xr[j]) - m);
-		s = warp ? warp_sum(s) : block_sum(s, sh);
-		float inv = 1.f / s;
+		s = row_reduce(s, warp, sh, false);
+		float inv = 1.f / s, ls = logf(s);
 		for (int j = lane; j < D; j += step)
-			y[r * D + j] = fromf<T>(expf(tof(xr[j]) - m) * inv);
+			y[r * D + j] = fromf<T>(lg ? tof(xr[j]) - m - ls :
+						expf(tof(xr[j]) - m) * inv);
 	}
 }
 
-/* dx = y (dy - sum(dy y)) over each row of D, as k_softmax_fwd */
+/* dx = y (dy - sum(dy y)) over each row of D (lg: dy - e^y sum(dy)), as
+ * k_softmax_fwd */
 template <typename T>
-__global__ void k_softmax_bwd(size_t rows, int D, int warp, const T *y,
-			      const T *dy, T *dx)
+__global__ void k_softmax_bwd(size_t rows, int D, int warp, int lg,
+			      const T *y, const T *dy, T *dx)
 {
 	__shared__ float sh[32];
-	int lane = warp ? threadIdx.x % 32 : threadIdx.x;
-	int step = warp ? 32 : blockDim.x;
-	size_t per = warp ? blockDim.x / 32 : 1;
-	size_t first = blockIdx.x * per + (warp ? threadIdx.x / 32 : 0);
-	for (size_t r = first; r < rows; r += (size_t)gridDim.x * per) {
+	row_lanes q = row_lanes_of(warp);
+	int lane = q.lane, step = q.step;
+	for (size_t r = q.first; r < rows; r += (size_t)gridDim.x * q.per) {
 		size_t o = r * D;
 		float s = 0.f;
 		for (int j = lane; j < D; j += step)
-			s += tof(dy[o + j]) * tof(y[o + j]);
-		s = warp ? warp_sum(s) : block_sum(s, sh);
+			s += tof(dy[o + j]) * (lg ? 1.f : tof(y[o + j]));
+		s = row_reduce(s, warp, sh, false);
 		for (int j = lane; j < D; j += step)
-			dx[o + j] = fromf<T>(tof(y[o + j]) * (tof(dy[o + j]) - s));
+			dx[o + j] = fromf<T>(lg ? tof(dy[o + j]) -
+					     expf(tof(y[o + j])) * s :
+					     tof(y[o + j]) * (tof(dy[o + j]) - s));
 	}
 }
 
@@ -422,22 +429,167 @@ __global__ void k_colsum_final(size_t chunks, size_t cols, const float *part,
 		out[c] = fromf<T>(s);
 }
 
-/* Partial sums per channel of a[n][c][i] (NCHW, i < hw) over chunks of
- * chunk of the channel's n * hw elements: part[blockIdx.y][c] for
- * c = blockIdx.x (a bias's gradient; k_colsum_final adds the chunks). */
+/* ---- batch normalization over NCHW, per channel c of C: its n * hw
+ * elements (i = (m / hw) C hw + c hw + m % hw for m < n hw) */
+
+/* Partial sums per channel, over chunks of chunk of its elements:
+ * part[blockIdx.y][c] for c = blockIdx.x, of
+ *   mode 0: a; 1: (a - mean[c])^2; 2: a (x - mean[c]) rstd[c] */
 template <typename T>
-__global__ void k_chansum_part(size_t n, size_t C, size_t hw, size_t chunk,
-			       const T *a, float *part)
+__global__ void k_bn_part(int mode, size_t n, size_t C, size_t hw,
+			  size_t chunk, const T *a, const T *x,
+			  const float *mean, const float *rstd, float *part)
 {
 	__shared__ float sh[32];
 	size_t c = blockIdx.x, m0 = blockIdx.y * chunk, all = n * hw;
 	size_t m1 = m0 + chunk < all ? m0 + chunk : all;
-	float s = 0.f;
-	for (size_t m = m0 + threadIdx.x; m < m1; m += blockDim.x)
-		s += tof(a[((m / hw) * C + c) * hw + m % hw]);
+	float s = 0.f, mu = mode ? mean[c] : 0.f, rs = mode == 2 ? rstd[c] : 1.f;
+	for (size_t m = m0 + threadIdx.x; m < m1; m += blockDim.x) {
+		size_t i = (div_idx(m, hw) * C + c) * hw + mod_idx(m, hw);
+		float v = tof(a[i]);
+		s += mode == 0 ? v : mode == 1 ? (v - mu) * (v - mu) :
+		     v * (tof(x[i]) - mu) * rs;
+	}
 	s = block_sum(s, sh);
 	if (threadIdx.x == 0)
 		part[blockIdx.y * C + c] = s;
+}
+
+/* out[c] = the chunks' sum times mul, or rsqrt(that + eps) when rs;
+ * also narrowed into outt[c] when outt != NULL */
+template <typename T>
+__global__ void k_bn_final(size_t chunks, size_t C, const float *part,
+			   float mul, int rs, float eps, float *out, T *outt)
+{
+	FOR_GRID(c, C) {
+		float s = 0.f;
+		for (size_t k = 0; k < chunks; k++)
+			s += part[k * C + c];
+		s *= mul;
+		if (rs)
+			s = rsqrtf(s + eps);
+		out[c] = s;
+		if (outt)
+			outt[c] = fromf<T>(s);
+	}
+}
+
+/* y = (x - mean[c]) rstd[c] g[c] + b[c]; mean NULL: 0, rstd NULL: rs0 */
+template <typename T>
+__global__ void k_bn_apply(size_t N, size_t C, size_t hw, const T *x,
+			   const float *mean, const float *rstd, float rs0,
+			   const T *g, const T *b, T *y)
+{
+	FOR_GRID(i, N) {
+		size_t c = mod_idx(div_idx(i, hw), C);
+		float m = mean ? mean[c] : 0.f, rs = rstd ? rstd[c] : rs0;
+		y[i] = fromf<T>((tof(x[i]) - m) * rs * tof(g[c]) + tof(b[c]));
+	}
+}
+
+/* dx = g rstd (dy - s1 / n - xhat s2 / n), s1 = sum dy, s2 = sum dy xhat
+ * per channel, n its count */
+template <typename T>
+__global__ void k_bn_dx(size_t N, size_t C, size_t hw, float cnt,
+			const T *x, const T *dy, const float *mean,
+			const float *rstd, const T *g, const float *s1,
+			const float *s2, T *dx)
+{
+	FOR_GRID(i, N) {
+		size_t c = mod_idx(div_idx(i, hw), C);
+		float xh = (tof(x[i]) - mean[c]) * rstd[c];
+		dx[i] = fromf<T>(tof(g[c]) * rstd[c] * (tof(dy[i]) - s1[c] / cnt -
+						       xh * s2[c] / cnt));
+	}
+}
+
+/* ---- pooling over NCHW planes of X x X into Y x Y, windows of k at
+ * stride s from -p: max (the first largest, as ATen's loop) or average
+ * (over k * k, padding counted, PyTorch's default) */
+
+/* y, and at (when not NULL) the index in its plane of each output's
+ * maximum */
+template <typename T>
+__global__ void k_pool_fwd(size_t planes, int X, int Y, int k, int s, int p,
+			   int max, const T *x, T *y, int32_t *at)
+{
+	FOR_GRID(o, planes * (size_t)Y * Y) {
+		size_t pl = div_idx(o, (size_t)Y * Y);
+		int q = (int)mod_idx(o, (size_t)Y * Y), i = q / Y, j = q % Y;
+		const T *xp = x + pl * X * X;
+		float sum = 0.f, best = -INFINITY;
+		int arg = -1;
+		for (int u = i * s - p; u < i * s - p + k; u++)
+			for (int v = j * s - p; v < j * s - p + k; v++) {
+				if (u < 0 || u >= X || v < 0 || v >= X)
+					continue;
+				float e = tof(xp[u * X + v]);
+				sum += e;
+				if (e > best || arg < 0) {
+					best = e;
+					arg = u * X + v;
+				}
+			}
+		y[o] = fromf<T>(max ? best : sum / (float)(k * k));
+		if (at)
+			at[o] = arg;
+	}
+}
+
+/* dx of pooling, gathered: each input element sums the outputs whose
+ * window holds it (max: whose maximum it was) */
+template <typename T>
+__global__ void k_pool_bwd(size_t planes, int X, int Y, int k, int s, int p,
+			   int max, const T *dy, const int32_t *at, T *dx)
+{
+	FOR_GRID(e, planes * (size_t)X * X) {
+		size_t pl = div_idx(e, (size_t)X * X);
+		int q = (int)mod_idx(e, (size_t)X * X), u = q / X, v = q % X;
+		/* outputs i with i s - p <= u < i s - p + k */
+		int i0 = u + p - k + 1, j0 = v + p - k + 1;
+		i0 = i0 > 0 ? (i0 + s - 1) / s : 0;
+		j0 = j0 > 0 ? (j0 + s - 1) / s : 0;
+		int i1 = (u + p) / s, j1 = (v + p) / s;
+		if (i1 > Y - 1)
+			i1 = Y - 1;
+		if (j1 > Y - 1)
+			j1 = Y - 1;
+		const T *dyp = dy + pl * Y * Y;
+		const int32_t *ap = max ? at + pl * Y * Y : nullptr;
+		float sum = 0.f;
+		for (int i = i0; i <= i1; i++)
+			for (int j = j0; j <= j1; j++)
+				if (!max)
+					sum += tof(dyp[i * Y + j]);
+				else if (ap[i * Y + j] == q)
+					sum += tof(dyp[i * Y + j]);
+		dx[e] = fromf<T>(max ? sum : sum / (float)(k * k));
+	}
+}
+
+/* ---- the loss: cross-entropy as PyTorch's unfused cross_entropy */
+
+/* the negative log-likelihood's gradient, as nll_loss_backward writes it
+ * into a zeroed tensor: -1 / rows at each row's target */
+template <typename T>
+__global__ void k_nll_bwd(size_t rows, int D, const int32_t *tgt, T *g)
+{
+	FOR_GRID(r, rows)
+		g[r * D + tgt[r]] = fromf<T>(-1.f / (float)rows);
+}
+
+/* loss = -mean over rows of lp[r][tgt[r]]: one block */
+template <typename T>
+__global__ void k_nll_fwd(size_t rows, int D, const T *lp,
+			  const int32_t *tgt, float *loss)
+{
+	__shared__ float sh[32];
+	float s = 0.f;
+	for (size_t r = threadIdx.x; r < rows; r += blockDim.x)
+		s += tof(lp[r * D + tgt[r]]);
+	s = block_sum(s, sh);
+	if (threadIdx.x == 0)
+		*loss = -s / (float)rows;
 }
 
 /* y[i][e] = table[idx[i]][e] */

@@ -1,5 +1,5 @@
 /* vector.cu - the cuda backend's elementwise family: embedding,
- * layernorm, softmax, elementwise and posenc. */
+ * layernorm, softmax, elementwise, posenc and the loss (xent). */
 #include <cmath>
 #include <cstring>
 
@@ -7,19 +7,27 @@
 
 namespace pncu {
 
+/* n indices in [0, hi) drawn from the run's generator, on the device: the
+ * row's r->idx (--check replaces them with its own) */
+static int32_t *draw_idx(pn_run *r, size_t n, long long hi)
+{
+	int32_t *idx = (int32_t *)dalloc(r, n * sizeof(int32_t));
+	std::vector<int32_t> h(n);
+	for (size_t i = 0; i < n; i++)
+		h[i] = (int32_t)pn_rng_int(&r->rng, 0, hi - 1);
+	h2d(idx, h.data(), n * sizeof(int32_t));
+	r->idx = idx;
+	r->nidx = n;
+	return idx;
+}
+
 void embedding(pn_run *r)
 {
 	const pn_layer *l = &r->cfg.l;
 	size_t N = (size_t)(l->batch * l->seq_len), V = (size_t)l->vocab,
 	       E = (size_t)l->embed_dim;
 	void *t = tensor(r, V * E), *y = tensor(r, N * E, 0, 0);
-	int32_t *idx = (int32_t *)dalloc(r, N * sizeof(int32_t));
-	std::vector<int32_t> h(N);
-	for (size_t i = 0; i < N; i++)
-		h[i] = (int32_t)pn_rng_int(&r->rng, 0, (long long)V - 1);
-	h2d(idx, h.data(), N * sizeof(int32_t));
-	r->idx = idx;
-	r->nidx = N;
+	int32_t *idx = draw_idx(r, N, (long long)V);
 	r->impl = "kernels";
 	op(r, FWD, [=] {
 		DISPATCH(r, (k_gather<T><<<grid(N * E), 256, 0, g.s>>>(N, E, idx,
@@ -173,6 +181,40 @@ void posenc(pn_run *r)
 		r->dy = {dy, n};
 		r->dx = {dy, n};          /* the table is no parameter */
 	}
+}
+
+/* the loss, as PyTorch's unfused cross_entropy: log-softmax of the
+ * logits into the log-probabilities, the negative log-likelihood's mean
+ * (one block); train: its gradient written as nll_loss_backward writes it
+ * (a zeroed tensor, -1/rows at each target) and the log-softmax's
+ * backward; the targets drawn once, as embedding's indices */
+void xent(pn_run *r)
+{
+	const pn_layer *l = &r->cfg.l;
+	size_t rows = (size_t)(l->batch * l->seq_len);
+	int D = (int)l->dim;
+	size_t n = rows * (size_t)D;
+	void *x = tensor(r, n), *lp = tensor(r, n, 0, 0);
+	int32_t *tgt = draw_idx(r, rows, D);
+	float *loss = fzeros(r, 1);
+	softmax_fwd(r, rows, D, x, lp, 1);
+	op(r, FWD, [=] {
+		DISPATCH(r, (k_nll_fwd<T><<<1, 256, 0, g.s>>>(rows, D,
+			(const T *)lp, tgt, loss)));
+	});
+	r->x = {x, n};
+	r->y = {lp, n};
+	r->impl = "kernels";
+	if (!l->train)
+		return;
+	void *gl = tensor(r, n, 0, 0), *dx = tensor(r, n, 0, 0);
+	op(r, BWD, [=] {
+		CU(cudaMemsetAsync(gl, 0, n * r->esz, g.s));
+		DISPATCH(r, (k_nll_bwd<T><<<grid(rows), 256, 0, g.s>>>(rows, D,
+			tgt, (T *)gl)));
+	});
+	softmax_bwd(r, rows, D, lp, gl, dx, 1);
+	r->dx = {dx, n};
 }
 
 }  // namespace pncu

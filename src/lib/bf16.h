@@ -1,11 +1,12 @@
 /* bf16.h - bfloat16, the upper half of an IEEE binary32: conversions with
  * round to nearest even (NaN stays NaN), for the data a bf16 kernel reads
  * and writes and for the inputs of --check, which are made representable
- * in bf16 so that the fp32 reference computes on the values the kernel
- * sees. */
+ * in bf16 (or fp16: pn_fp16_round) so that the fp32 reference computes on
+ * the values the kernel sees. */
 #ifndef PN_BF16_H
 #define PN_BF16_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -31,6 +32,27 @@ static inline float pn_bf16_f32(uint16_t h)
 static inline float pn_bf16_round(float f)
 {
 	return pn_bf16_f32(pn_bf16(f));
+}
+
+/* f rounded to the nearest IEEE binary16 (fp16) value, ties to even, as a
+ * float: 11 significant bits, subnormals below 2^-14 in steps of 2^-24,
+ * infinity past 65504 (the --check inputs of an fp16 row, as those of a
+ * bf16 row) */
+static inline float pn_fp16_round(float f)
+{
+	if (!isfinite(f))
+		return f;
+	double a = fabs((double)f), r;
+	if (a < 0x1p-14) {
+		r = nearbyint(a * 0x1p24) * 0x1p-24;
+	} else {
+		int e;
+		double m = frexp(a, &e);        /* a = m 2^e, m in [0.5, 1) */
+		r = ldexp(nearbyint(ldexp(m, 11)), e - 11);
+		if (r > 65504)
+			r = INFINITY;
+	}
+	return (float)(f < 0 ? -r : r);
 }
 
 /* Element i of a, an array of bf16 when half, else of float, as a

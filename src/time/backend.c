@@ -150,12 +150,14 @@ void pn_io_init(pn_io *io, const pn_config *cfg, uint64_t seed)
 	double nidx_max = l->type == PN_XENT ? l->dim : l->vocab;
 	for (size_t i = 0; i < io->nidx; i++)
 		io->idx[i] = (int32_t)pn_rng_int(&r, 0, (long long)nidx_max - 1);
-	if (cfg->prec == PN_BF16) {
+	if (cfg->prec == PN_BF16 || cfg->prec == PN_FP16) {
 		float *in[] = {io->x, io->x2, io->w, io->dy};
 		size_t len[] = {io->nx, io->nx2, io->nw, io->ny};
+		int bf = cfg->prec == PN_BF16;
 		for (int k = 0; k < 4; k++)
 			for (size_t i = 0; i < len[k]; i++)
-				in[k][i] = pn_bf16_round(in[k][i]);
+				in[k][i] = bf ? pn_bf16_round(in[k][i]) :
+					   pn_fp16_round(in[k][i]);
 	}
 }
 
