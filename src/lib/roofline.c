@@ -91,7 +91,23 @@ double pn_roofline_mem_ms(double traffic, double bw)
 	return traffic / (bw * GIB) * 1e3;
 }
 
+double pn_recurrence_ms(const pn_layer *l)
+{
+	if (l->type != PN_RNN && l->type != PN_LSTM && l->type != PN_GRU)
+		return 0;
+	double step = 0.020 + (l->train ? 0.025 : 0);
+	return l->layers * l->seq_len * (l->bidirectional ? 1.6 : 1) * step;
+}
+
+static double roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g);
+
 double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
+{
+	double t = roofline_ms(l, traffic, g);
+	return pn_gpu_is_cpu(g) ? t : t + pn_recurrence_ms(l);
+}
+
+static double roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
 {
 	double bw = g->mem_bw_gbs;
 	double peak = pn_unit_peak(g, l->type, l->prec).gflops;

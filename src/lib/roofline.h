@@ -101,7 +101,20 @@ double pn_roofline_mem_ms(double traffic, double bw);
 
 /* pn-sum's roofline prediction of layer l (l->train: a train row) on g,
  * with traffic_bytes traffic (0: pn_layer_work's estimate; mem: e x
- * elements), at the peak pn_unit_peak(g, l->type, l->prec). */
+ * elements), at the peak pn_unit_peak(g, l->type, l->prec); a recurrent
+ * row on a GPU adds pn_recurrence_ms. */
 double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g);
+
+/* The time of a recurrent row's (rnn, lstm, gru) steps one after another
+ * on a GPU, which no roofline counts: each of its layers runs seq_len
+ * steps in turn, each a few dependent kernels (the recurrent product and
+ * its gates) whose launch and latency bound it, not their work.  Per step
+ * (a direction; the two of a bidirectional layer together 1.6 times
+ * one): 0.020 ms forward, and 0.025 ms more backward in a train row; the
+ * medians of the first run's rows of samples/H200-SXM-141GB (cuDNN 9.14:
+ * 19-20 us forward, 22-27 backward a step, alike for rnn, lstm and gru in
+ * fp32 and bf16), the only recurrent GPU timings pn has: another GPU is
+ * assumed to launch alike.  0 for other types. */
+double pn_recurrence_ms(const pn_layer *l);
 
 #endif
