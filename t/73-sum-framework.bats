@@ -58,6 +58,9 @@ refused() {
 	[ "$(column "$T/out" overhead_ms | tr '\n' ' ')" = "0.06824 0.013000000000000001 0.001 0.563056 " ]
 }
 
+# summary.expected and layers.expected: pn-sum's output before --framework,
+# regenerated once since, when the GPU roofline added a recurrent row's
+# steps (pn_recurrence_ms: the lstm row 0.27 ms more)
 @test "pn-sum without --framework writes what it wrote before" {
 	run_io pn-sum $A "$F/net.tsv"
 	[ "$status" -eq 0 ]
