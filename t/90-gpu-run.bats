@@ -61,6 +61,15 @@ rows_where_prec() { awk -F'\t' -v p="$1" 'NR == 1 { for (i = 1; i <= NF; i++) h[
 	tar -tzf "$BATS_TEST_TMPDIR/dev/gpu-run.tar.gz" | grep -qx './check.tsv'
 }
 
+@test "pipelines/gpu-run that ends early still leaves its archive in OUT, saying why" {
+	mkdir "$BATS_TEST_TMPDIR/dev"
+	run env OUT="$BATS_TEST_TMPDIR/dev" PN_NO_MAKE=1 BACKEND=cpu N=1 CHECK_N=1 TYPES=nosuchtype REPS=1 \
+		WARMUP=0 STAGES=check "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -ne 0 ]
+	[ "$(cd "$BATS_TEST_TMPDIR/dev" && echo *)" = gpu-run.tar.gz ]
+	tar -xzOf "$BATS_TEST_TMPDIR/dev/gpu-run.tar.gz" ./INCOMPLETE | grep -q '^pipelines/gpu-run ended early, status [1-9]'
+}
+
 @test "pipelines/gpu-run refuses an unknown backend (exit 2)" {
 	run env PN_NO_MAKE=1 BACKEND=tpu "$PN_ROOT/pipelines/gpu-run" "$BATS_TEST_TMPDIR/o"
 	[ "$status" -eq 2 ]
