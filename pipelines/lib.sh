@@ -14,6 +14,9 @@
 #                          header of FILE; dies when there is none
 #   pick FILE NAME...      the named columns of a TSV, in that order,
 #                          without the header (FILE - : standard input)
+#   as_network FILE        pn-time's rows as a network for pn-sum, a row
+#                          each (r1, r2, ...: the layer contract's
+#                          columns, pass as phase, no learning_rate)
 #   retitle HEADER FILE    FILE with its header line replaced by HEADER
 #                          (tab-separated names), for pn-md
 #   devices ROLE           the devices of samples/neusight/devices.tsv
@@ -130,6 +133,19 @@ pick() {
 		}
 		{ line = $c[1]; for (j = 2; j <= n; j++) line = line OFS $c[j]; print line }
 		END { exit bad }' "$f"
+}
+
+# as_network FILE: pn-time's rows (FILE) as a network for pn-sum, a row
+# each: a name (r1, r2, ...), then the layer contract's columns (those
+# before device) less learning_rate, pass as phase
+as_network() {
+	awk -F'\t' -v OFS='\t' '
+		NR == 1 { for (stop = 1; stop <= NF && $stop != "device"; stop++) ;
+			  for (i = 1; i < stop; i++) keep[i] = $i != "learning_rate" }
+		{ line = NR == 1 ? "name" : "r" NR - 1
+		  for (i = 1; i < stop; i++)
+			if (keep[i]) line = line OFS (NR == 1 && $i == "pass" ? "phase" : $i)
+		  print line }' "$1"
 }
 
 retitle() {

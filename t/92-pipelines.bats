@@ -274,6 +274,15 @@ lib() {
 	[ "$(cat err)" = "p: in.tsv: no column 'b'" ]
 }
 
+@test "pipelines/lib.sh as_network makes pn-time's rows a network pn-sum reads" {
+	printf 'layer\tbatch\tin_features\tout_features\tpass\toptimizer\tlearning_rate\tdevice\ttime_ms\n' >in.tsv
+	printf 'dense\t%b\ttrain\tadam\t0.01\tH200\t0.1\n' '2\t3\t4' '5\t6\t7' >>in.tsv
+	lib as_network in.tsv
+	[ "$status" -eq 0 ]
+	[ "$(cat out)" = "$(printf 'name\tlayer\tbatch\tin_features\tout_features\tphase\toptimizer\nr1\tdense\t2\t3\t4\ttrain\tadam\nr2\tdense\t5\t6\t7\ttrain\tadam')" ]
+	pn-sum --fallback roofline -d H100-SXM5-80GB out >/dev/null
+}
+
 @test "pipelines/lib.sh pick writes the named columns in the order asked, without the header" {
 	printf 'a\tb\tc\n1\t2\t3\n4\t5\t6\n' >in.tsv
 	lib pick in.tsv c a

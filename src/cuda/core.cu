@@ -261,8 +261,9 @@ void colsum(pn_run *r, int ph, size_t rows, size_t cols, void *a,
 
 /* A statistic of each channel c of NCHW a[n][c][0..hw) (k_bn_part's
  * mode, with x, mean and rstd), times mul (rsqrt of that + eps when rs),
- * into out[c] (fp32), narrowed into outt[c] when outt: in chunks of a
- * channel's elements (split), then their partial sums, as colsum's */
+ * into out[c] (fp32) and outt[c] (narrowed), each when not NULL: in
+ * chunks of a channel's elements (split), then their partial sums, as
+ * colsum's */
 void chanstat(pn_run *r, int ph, int mode, size_t n, size_t C, size_t hw,
 	      void *a, void *x, float *mean, float *rstd, float mul, int rs,
 	      float *out, void *outt)
@@ -283,7 +284,7 @@ void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
 	     void *out)
 {
 	chanstat(r, ph, 0, n, C, hw, a, nullptr, nullptr, nullptr, 1, 0,
-		 fzeros(r, C), out);
+		 nullptr, out);
 }
 
 void dropout(pn_run *r, int ph, size_t n, void *a, void *b, float p,
@@ -323,8 +324,8 @@ cudnnTensorDescriptor_t tdesc(pn_run *r, int n, int c, int h, int w)
 }
 
 /* softmax (lg: log-softmax) over the last axis of rows x cols
- * (kernels.cuh): a warp a row
- * up to SOFTMAX_WARP_COLS columns, eight rows a block, else a block a row */
+ * (kernels.cuh): a warp a row up to SOFTMAX_WARP_COLS columns, eight rows
+ * a block, else a block a row */
 static void softmax_launch(size_t rows, int cols, int *warp, unsigned *gr)
 {
 	*warp = cols <= SOFTMAX_WARP_COLS;

@@ -179,7 +179,7 @@ void chansum(pn_run *r, int ph, size_t n, size_t C, size_t hw, void *a,
 	     void *out);
 /* a statistic of each channel (k_bn_part's mode), times mul, or
  * rsqrt(that + PN_LN_EPS) when rs, into out (fp32) and outt (the row's
- * type) when not NULL */
+ * type), each when not NULL */
 void chanstat(pn_run *r, int ph, int mode, size_t n, size_t C, size_t hw,
 	      void *a, void *x, float *mean, float *rstd, float mul, int rs,
 	      float *out, void *outt);

@@ -187,11 +187,6 @@ __global__ void k_elem_bwd(int op, size_t n, const T *a, const T *b,
 	}
 }
 
-/* ---- softmax over the last axis, as PyTorch's own kernels (not cuDNN's,
- * whose backward ran a row of more than 512 at 8 GB/s on an H200): a warp
- * a row up to SOFTMAX_WARP_COLS columns, else a block a row; fp32 sums */
-#define SOFTMAX_WARP_COLS 1024
-
 /* the sum (or the maximum, mx) of v over a warp's lanes, in every lane */
 __device__ __forceinline__ float warp_reduce(float v, bool mx)
 {
@@ -201,7 +196,6 @@ __device__ __forceinline__ float warp_reduce(float v, bool mx)
 	}
 	return v;
 }
-
 
 /* the sum (or the maximum, mx) of v over the block (blockDim.x a multiple
  * of 32, at most 1024), in every thread; sh: 32 floats of shared memory */
@@ -228,6 +222,11 @@ __device__ __forceinline__ float block_sum(float v, float *sh)
 {
 	return block_reduce(v, sh, false);
 }
+
+/* ---- softmax over the last axis, as PyTorch's own kernels (not cuDNN's,
+ * whose backward ran a row of more than 512 at 8 GB/s on an H200): a warp
+ * a row up to SOFTMAX_WARP_COLS columns, else a block a row; fp32 sums */
+#define SOFTMAX_WARP_COLS 1024
 
 /* A row's threads, a warp's (warp != 0) or the block's: this thread's
  * lane and the lanes' step along the row, the first row, and the rows a
@@ -455,8 +454,8 @@ __global__ void k_bn_part(int mode, size_t n, size_t C, size_t hw,
 		part[blockIdx.y * C + c] = s;
 }
 
-/* out[c] = the chunks' sum times mul, or rsqrt(that + eps) when rs;
- * also narrowed into outt[c] when outt != NULL */
+/* The chunks' sum times mul, or rsqrt(that + eps) when rs, into out[c]
+ * (fp32) and outt[c] (narrowed), each when not NULL */
 template <typename T>
 __global__ void k_bn_final(size_t chunks, size_t C, const float *part,
 			   float mul, int rs, float eps, float *out, T *outt)
@@ -468,7 +467,8 @@ __global__ void k_bn_final(size_t chunks, size_t C, const float *part,
 		s *= mul;
 		if (rs)
 			s = rsqrtf(s + eps);
-		out[c] = s;
+		if (out)
+			out[c] = s;
 		if (outt)
 			outt[c] = fromf<T>(s);
 	}
@@ -559,9 +559,7 @@ __global__ void k_pool_bwd(size_t planes, int X, int Y, int k, int s, int p,
 		float sum = 0.f;
 		for (int i = i0; i <= i1; i++)
 			for (int j = j0; j <= j1; j++)
-				if (!max)
-					sum += tof(dyp[i * Y + j]);
-				else if (ap[i * Y + j] == q)
+				if (!max || ap[i * Y + j] == q)
 					sum += tof(dyp[i * Y + j]);
 		dx[e] = fromf<T>(max ? sum : sum / (float)(k * k));
 	}

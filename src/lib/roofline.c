@@ -99,14 +99,7 @@ double pn_recurrence_ms(const pn_layer *l)
 	return l->layers * l->seq_len * (l->bidirectional ? 1.6 : 1) * step;
 }
 
-static double roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g);
-
-double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
-{
-	double t = roofline_ms(l, traffic, g);
-	return pn_gpu_is_cpu(g) ? t : t + pn_recurrence_ms(l);
-}
-
+/* pn_roofline_ms without the recurrence */
 static double roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
 {
 	double bw = g->mem_bw_gbs;
@@ -139,4 +132,10 @@ static double roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
 	double f[PN_F_N];
 	pn_feature_row(l, traffic, g, f);
 	return f[PN_F_ROOFLINE_MS];
+}
+
+double pn_roofline_ms(const pn_layer *l, double traffic, const pn_gpu *g)
+{
+	double t = roofline_ms(l, traffic, g);
+	return pn_gpu_is_cpu(g) ? t : t + pn_recurrence_ms(l);
 }
