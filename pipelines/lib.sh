@@ -201,6 +201,15 @@ xgb_params() {
 	[ "$1" != xgb ] || echo "-p depth=6 -p rounds=300"
 }
 
+# base_floor_opt TYPE: pn-fit's option for the base-floor of op type TYPE
+# (pn-fit(1)): none, but --no-base-floor for mem, whose rows
+# (pipelines/mem-rows) are cut above the launch time on purpose, so that a
+# memory pass smaller than all of them (a read of a shape, which launches
+# no kernel) is predicted by its own roofline, not as the smallest pass
+base_floor_opt() {
+	[ "$1" != mem ] || echo --no-base-floor
+}
+
 # pn's unseen-GPU method, in one place (pn-fit(1), "Unseen GPUs"): the
 # feature set and the --relative column its models fit ln(time / column)
 # on, chosen by leaving one training GPU out (pipelines/ablation,

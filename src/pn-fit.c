@@ -37,6 +37,10 @@ static const char usage_tail[] =
 "                        (default roofline_ms): the model learns how far\n"
 "                        from its roofline an op runs, and predictions are\n"
 "                        COL times exp(model)\n"
+"      --no-base-floor   with --relative, record no base-floor in the model:\n"
+"                        a row whose COL is below every training row's is\n"
+"                        then predicted by its own COL, not the smallest\n"
+"                        (for rows cut above the launch time on purpose)\n"
 "  -L, --log-features    take every non-negative numeric feature as ln(x)\n"
 "  -v, --val FILE        validation rows: early stopping (gbdt, xgb, mlp) and\n"
 "                        the --auto comparison\n"
@@ -70,7 +74,7 @@ static const char usage_end[] =
 "Families and their parameters: see pn-fit(1).\n";
 
 enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_FOLDS,
-       OPT_SKIP, OPT_NO_LOG, OPT_TIMINGS, OPT_VERSION };
+       OPT_SKIP, OPT_NO_LOG, OPT_NO_FLOOR, OPT_TIMINGS, OPT_VERSION };
 
 static const struct option longopts[] = {
 	{"family", required_argument, NULL, 'f'},
@@ -80,6 +84,7 @@ static const struct option longopts[] = {
 	{"log-target", no_argument, NULL, 'l'},
 	{"no-log-target", no_argument, NULL, OPT_NO_LOG},
 	{"relative", optional_argument, NULL, 'r'},
+	{"no-base-floor", no_argument, NULL, OPT_NO_FLOOR},
 	{"log-features", no_argument, NULL, 'L'},
 	{"val", required_argument, NULL, 'v'},
 	{"logo", no_argument, NULL, OPT_LOGO},
@@ -225,6 +230,8 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 			       "(--logo records errors on a log scale)");
 	if (s->log < 0)         /* the default: ln(target), or --relative's */
 		s->log = !base;
+	if (s->no_base_floor && !base)
+		pn_usage_error("--no-base-floor needs --relative");
 	if (s->keep_folds && !s->logo)
 		pn_usage_error("--keep-folds needs --logo");
 	if (base && strcmp(base, tgt) == 0)
@@ -306,6 +313,7 @@ int main(int argc, char **argv)
 		case 'l': s->log = 1; break;
 		case OPT_NO_LOG: s->log = 0; break;
 		case 'r': s->base = optarg ? optarg : "roofline_ms"; break;
+		case OPT_NO_FLOOR: s->no_base_floor = 1; break;
 		case 'L': s->logfeat = 1; break;
 		case 'v': valpath = optarg; break;
 		case 'p': add_param(&r.par, optarg); break;

@@ -32,7 +32,8 @@ loglin() {
 @test "pn-eval predicts base times exp(model) for a logratio model" {
 	times3 "$F/train.tsv" >train.tsv
 	times3 "$F/test.tsv" >test.tsv
-	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	# some test rows lie below the training rows' smallest roofline
+	pn-fit -f lr -F batch --relative --no-base-floor -o a.model train.tsv
 	pn-eval -m a.model --metrics /dev/null test.tsv >pred.tsv
 	below "$(max_rel_err pred.tsv)" 1e-9
 }
@@ -190,4 +191,74 @@ loglin() {
 	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o a.model train.tsv
 	pn-fit -f xgb -F rel -r -p rounds=20 -s 7 -o b.model train.tsv
 	cmp a.model b.model
+}
+
+# smallest COL FILE: the smallest value of column COL of FILE (%.17g)
+smallest() {
+	awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+		m == "" || $k + 0 < m + 0 { m = $k } END { printf "%.17g\n", m }' "$2"
+}
+
+# scaled_row N F FILE: FILE's header and its N-th data row, the latter
+# again with roofline_ms times F
+scaled_row() {
+	awk -F'\t' -v OFS='\t' -v n="$1" -v f="$2" -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		NR == n + 1 { print; $h["roofline_ms"] = $h["roofline_ms"] * f; print }' "$3"
+}
+
+@test "pn-fit --relative records the smallest base of the training rows as the base-floor" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	for l in bmm dense; do
+		awk -F'\t' -v l="$l" 'NR == 1 || $1 == l' train.tsv >rows.tsv
+		want=$(smallest roofline_ms rows.tsv)
+		got=$(awk -v l="$l" '$1 == "layer" { f = ($2 == l) } f && $1 == "info" && $2 == "base-floor" { print $3 }' a.model)
+		awk -v a="$want" -v b="$got" 'BEGIN { d = b / a - 1; exit !(d < 1e-12 && d > -1e-12) }'
+	done
+}
+
+@test "pn-fit --no-base-floor records no base-floor" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative --no-base-floor -o a.model train.tsv
+	! grep -q '^info base-floor ' a.model
+}
+
+@test "pn-fit --no-base-floor without --relative is a usage error" {
+	run_io pn-fit -f lr -F batch --no-base-floor "$F/train.tsv"
+	[ "$status" -eq 2 ]
+	[ "$(head -1 err)" = "pn-fit: --no-base-floor needs --relative" ]
+}
+
+@test "pn-eval predicts a row below the base-floor at the floor, outside its domain" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	floor=$(awk '$1 == "layer" { f = ($2 == "dense") } f && $1 == "info" && $2 == "base-floor" { print $3 }' a.model)
+	# a dense row, and the same row with its roofline 1e-6 of the floor
+	awk -F'\t' 'NR == 1 || $1 == "dense"' "$F/test.tsv" | scaled_row 1 1 - >one.tsv
+	awk -F'\t' -v OFS='\t' -v fl="$floor" -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		NR == 2 { $h["roofline_ms"] = fl; print; $h["roofline_ms"] = fl * 1e-6; print }' one.tsv >rows.tsv
+	pn-eval -m a.model rows.tsv >pred.tsv
+	[ "$(column pred_ms pred.tsv | sed -n 1p)" = "$(column pred_ms pred.tsv | sed -n 2p)" ]
+	[ "$(column domain pred.tsv | sed -n 1p)" = - ]
+	[[ "$(column domain pred.tsv | sed -n 2p)" == "roofline_ms<"* ]]
+}
+
+@test "pn-eval predicts a row below the base by its own base without a base-floor" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative --no-base-floor -o a.model train.tsv
+	awk -F'\t' 'NR == 1 || $1 == "dense"' "$F/test.tsv" | scaled_row 1 1e-9 - >rows.tsv
+	pn-eval -m a.model rows.tsv >pred.tsv
+	a=$(column pred_ms pred.tsv | sed -n 1p)
+	b=$(column pred_ms pred.tsv | sed -n 2p)
+	awk -v a="$a" -v b="$b" 'BEGIN { d = b / (a * 1e-9) - 1; exit !(d < 1e-9 && d > -1e-9) }'
+}
+
+@test "pn-eval names no base below its floor when the base is a feature: the range does" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch,roofline_ms --relative -o a.model train.tsv
+	awk -F'\t' 'NR == 1 || $1 == "dense"' "$F/test.tsv" | scaled_row 1 1e-9 - >rows.tsv
+	pn-eval -m a.model rows.tsv >pred.tsv
+	d=$(column domain pred.tsv | sed -n 2p)
+	[[ "$d" == "roofline_ms<"* ]]
+	[ "$(grep -o 'roofline_ms<' <<<"$d" | wc -l)" -eq 1 ]
 }

@@ -23,6 +23,7 @@ struct pn_domain {
 	unsigned char *ranged;          /* per feature: has a range */
 	double *lo, *hi;
 	int all_ranged;
+	double base_lo;                 /* its base-floor line, or 0 */
 };
 
 /* The value a row without the column has ("" for the layer: none). */
@@ -120,6 +121,13 @@ void pn_domain_parse(pn_model *m)
 			parse_range(d, m, s);
 			continue;
 		}
+		if (strncmp(s, "base-floor ", 11) == 0) {
+			double a;
+			if (m->base && pn_parse_num(s + 11, strlen(s + 11),
+						    &a) == 0 && a > 0)
+				d->base_lo = a;
+			continue;
+		}
 		for (int k = 0; k < PN_DOM_NCAT; k++) {
 			size_t n = strlen(pn_domain_keys[k]);
 			if (strncmp(s, pn_domain_keys[k], n) != 0 || s[n] != ' ')
@@ -137,6 +145,13 @@ void pn_domain_parse(pn_model *m)
 		if (!m->feat[j].cat && !d->ranged[j])
 			d->all_ranged = 0;
 	m->domain = d;
+}
+
+double pn_domain_base_floor(const pn_model *m)
+{
+	if (!m->domain)
+		PN_BUG("pn_domain_base_floor before pn_domain_parse");
+	return m->domain->base_lo;
 }
 
 int pn_domain_has_ranges(const pn_model *m)
@@ -212,6 +227,18 @@ int pn_domain_check_fields(const pn_model *m, const char *const *val,
 			say(why, n, out++, "%s<%g", m->feat[j].name, d->lo[j]);
 	}
 	return out;
+}
+
+int pn_domain_check_base(const pn_model *m, double base, char *why, size_t n)
+{
+	double lo = pn_domain_base_floor(m);
+	if (!(base < lo * (1 - PN_DOMAIN_RTOL)))
+		return 0;
+	for (size_t j = 0; j < m->p; j++)
+		if (!m->feat[j].cat && strcmp(m->feat[j].name, m->base) == 0)
+			return 0;       /* its feature's range named it */
+	say(why, n, *why != '\0', "%s<%g", m->base, lo);
+	return 1;
 }
 
 int pn_domain_check(const pn_model *m, const pn_layer *l, const double *feat,

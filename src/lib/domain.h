@@ -12,6 +12,9 @@
  *   info range flops 2048 1.2e12    smallest and largest value of its
  *                                   column over the training rows, before
  *                                   --log-features and scaling
+ *   info base-floor 4.9e-06         a logratio model (model.h): the
+ *                                   smallest base of its training rows
+ *                                   (pn-fit --no-base-floor: no line)
  *
  * A row is inside the domain when its layer type (for a "*" model), pass,
  * precision, optimizer and input_grad (layer.h: 0, a train row that skips
@@ -69,6 +72,13 @@ void pn_domain_free(struct pn_domain *d);
  * fitted before ranges were recorded). */
 int pn_domain_has_ranges(const pn_model *m);
 
+/* m's base-floor: the smallest base of its logratio target (model.h:
+ * transform logratio COL) over its training rows, or 0 when m has no such
+ * line or is no logratio model.  A row whose base lies below it is
+ * predicted with it (modelset.h): the model learned time / base only down
+ * to there. */
+double pn_domain_base_floor(const pn_model *m);
+
 /* 1 when m saw value (as written in a layer row; NULL, "" or "NA": the
  * column's default) in categorical dimension k (PN_DOM_*), by the rules
  * above (no line for k: the default only; for PN_DOM_LAYER no line:
@@ -94,6 +104,11 @@ int pn_domain_saw(const pn_model *m, int k, const char *value);
  * or below its range, with the bound in %g). */
 int pn_domain_check_fields(const pn_model *m, const char *const *val,
 			   const double *feat, char *why, size_t n);
+
+/* A logratio model's row whose base (a column that is no feature of m)
+ * lies below pn_domain_base_floor: appends "BASE<MIN" to why (n bytes, a
+ * verdict of pn_domain_check_fields) and returns 1, else 0. */
+int pn_domain_check_base(const pn_model *m, double base, char *why, size_t n);
 
 /* pn_domain_check_fields for a layer configuration l (its type, pass,
  * precision, optimizer and input_grad); the call the predicting code

@@ -22,6 +22,8 @@ typedef struct {
 	pn_design d;
 	double *x, *y, *vx, *vy, *floor;
 	double *lo, *hi;        /* each feature's range, before the log */
+	double base_lo;         /* --relative: the base column's smallest */
+	double *basev;          /* --relative: each row's base, n of them */
 	pn_model *best;
 	double chosen;          /* best's validation RMSE */
 	char **autoline;
@@ -56,6 +58,7 @@ static void group_free(group *g)
 	free(g->floor);
 	free(g->lo);
 	free(g->hi);
+	free(g->basev);
 	pn_model_free(g->best);
 	for (int k = 0; k < g->nauto; k++)
 		free(g->autoline[k]);
@@ -251,6 +254,28 @@ static int logo_devices(pn_fit *r, int dc)
 /* Refit the best family without each device of the group in turn, predict
  * that device's rows and record the error, ln(predicted / measured): the
  * target is fitted on a log scale, so it is the difference. */
+/* The refit without dev predicts dev's rows (pred, ln(time / base) in the
+ * order of rows_of) as pn-eval will: a row whose base is below the
+ * smallest of the refit's own rows at that floor (domain.h), which it
+ * returns. */
+static double floor_refit(pn_fit *r, int dc, const char *dev, double *pred)
+{
+	const group *g = &r->g;
+	double lo = INFINITY;
+	for (size_t i = 0; i < g->n; i++)
+		if (strcmp(pn_cell(r->t, g->rows[i], dc), dev) != 0 &&
+		    g->basev[i] < lo)
+			lo = g->basev[i];
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		if (strcmp(pn_cell(r->t, g->rows[i], dc), dev) != 0)
+			continue;
+		if (g->basev[i] < lo)
+			pred[k] += log(lo / g->basev[i]);
+		k++;
+	}
+	return lo;
+}
+
 static int leave_devices_out(pn_fit *r)
 {
 	group *g = &r->g;
@@ -292,6 +317,12 @@ static int leave_devices_out(pn_fit *r)
 		m->family->predict(m->state, r->lo.xs, nout, p, r->lo.pred);
 		free(r->lo.xs);
 		r->lo.xs = NULL;
+		if (r->s.base && !r->s.no_base_floor) {
+			char lo[40];
+			pn_fmt_num(lo, floor_refit(r, dc, dev, r->lo.pred));
+			pn_model_add_info(m, "base-floor %s", lo);
+			pn_domain_parse(m);
+		}
 		long double s = 0, ss = 0;
 		for (size_t i = 0; i < nout; i++)
 			s += r->lo.pred[i] - r->lo.y[i];
@@ -342,6 +373,23 @@ static void ranges(group *g)
 	}
 }
 
+/* The smallest --relative base over the group's rows (checked positive by
+ * pn_design_target): the model's base-floor (domain.h). */
+static int base_range(const pn_table *t, group *g, int col, pn_fault *f)
+{
+	g->base_lo = INFINITY;
+	g->basev = pn_xmalloc(g->n * sizeof *g->basev);
+	for (size_t i = 0; i < g->n; i++) {
+		double b;
+		if (pn_cell_num(t, g->rows[i], col, &b, f) < 0)
+			return -1;
+		if (b < g->base_lo)
+			g->base_lo = b;
+		g->basev[i] = b;
+	}
+	return 0;
+}
+
 /* The group's design, inputs and targets, training and validation. */
 static int prepare(pn_fit *r, const char *layer)
 {
@@ -384,6 +432,8 @@ static int prepare(pn_fit *r, const char *layer)
 	if (pn_design_target(t, g->rows, g->n, tc, r->s.log, base, g->y, f) < 0)
 		return -1;
 	ranges(g);
+	if (base >= 0 && base_range(t, g, base, f) < 0)
+		return -1;
 	if (r->s.logfeat) {
 		g->floor = pn_xmalloc(p * sizeof *g->floor);
 		pn_design_log_floors(&g->d, g->x, g->n, g->floor);
@@ -529,6 +579,11 @@ static void describe(pn_fit *r)
 		pn_fmt_num(lo, g->lo[j]);
 		pn_fmt_num(hi, g->hi[j]);
 		pn_model_add_info(m, "range %s %s %s", m->feat[j].name, lo, hi);
+	}
+	if (m->base && !r->s.no_base_floor) {
+		char lo[40];
+		pn_fmt_num(lo, g->base_lo);
+		pn_model_add_info(m, "base-floor %s", lo);
 	}
 	pn_model_add_info(m, "features %s", r->s.features);
 	pn_model_add_info(m, "seed %llu", (unsigned long long)r->s.seed);

@@ -81,6 +81,7 @@ typedef struct {
 					   the set's, or NULL */
 	const char *target;             /* the column to predict */
 	const char *base;               /* logratio's column, or NULL */
+	int no_base_floor;              /* with base: record no base-floor */
 	int log;                        /* fit ln(target) */
 	int logfeat;                    /* --log-features */
 	int autofit;                    /* every family, best on validation;

@@ -32,7 +32,9 @@
  *   info optimizers none              layer, pass, precision, optimizer
  *   info range batch 1 64             and device of the training rows;
  *                                     per numeric feature, its smallest
- *                                     and largest training value)
+ *                                     and largest training value; with
+ *   info base-floor 4.9e-06           logratio, the smallest COL: a row
+ *                                     below it is predicted at it)
  *   body                             (family state, family-defined text)
  *   ...
  *   end

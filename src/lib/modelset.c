@@ -686,7 +686,8 @@ static int fold_of(const pn_predictor *p, int k, const char *device)
  * a fold model is checked against the domain of its model, which records
  * what the fold saw but the device. */
 static void verdict(const pn_predictor *p, const slot *s, const char *layer,
-		    const char *const *fields, const size_t *lens, char *why)
+		    const char *const *fields, const size_t *lens, double base,
+		    char *why)
 {
 	const pn_model *m = s->owner >= 0 ? p->s[s->owner].m : s->m;
 	const char *val[PN_DOM_NCAT] = {layer};
@@ -700,6 +701,8 @@ static void verdict(const pn_predictor *p, const slot *s, const char *layer,
 		val[k] = buf[k];
 	}
 	pn_domain_check_fields(m, val, s->raw, why, PN_DOMAIN_WHY);
+	if (m->base)
+		pn_domain_check_base(m, base, why, PN_DOMAIN_WHY);
 }
 
 static int push(pn_predictor *p, const char *layer, const char *device,
@@ -786,6 +789,9 @@ static int push(pn_predictor *p, const char *layer, const char *device,
 			return -2;
 		}
 	}
+	double floor = m->base ? pn_domain_base_floor(m) : 0, raw = base;
+	if (base < floor)
+		base = floor;
 	if (s->cnt == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 256;
 		s->x = pn_xrealloc(s->x, s->cap * m->p * sizeof *s->x);
@@ -817,7 +823,8 @@ static int push(pn_predictor *p, const char *layer, const char *device,
 		p->row_at = pn_xrealloc(p->row_at, p->cap * sizeof *p->row_at);
 		p->why = pn_xrealloc(p->why, p->cap * PN_DOMAIN_WHY);
 	}
-	verdict(p, s, layer, fields, lens, p->why + p->nrows * PN_DOMAIN_WHY);
+	verdict(p, s, layer, fields, lens, raw,
+		p->why + p->nrows * PN_DOMAIN_WHY);
 	p->row_model[p->nrows] = k;
 	p->row_at[p->nrows++] = s->cnt++;
 	return 0;

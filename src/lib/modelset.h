@@ -106,7 +106,12 @@ int pn_predictor_push_num(pn_predictor *p, const char *layer,
 size_t pn_predictor_pending(const pn_predictor *p);
 /* Predict every queued row into out[0..pending), in the order pushed, in the
  * target's units (the log transform undone; logratio: times the row's base
- * column), and empty the queue. */
+ * column, or the smallest base of the model's training rows where the row's
+ * is smaller, pn_domain_base_floor: a ratio learned down to that base says
+ * nothing of a smaller op's, which would otherwise be predicted as fast as
+ * its base shrinks, to nanoseconds for an op of two elements, where every
+ * measured op has a launch and dispatch floor; the row's domain verdict
+ * names the base below its range), and empty the queue. */
 void pn_predictor_flush(pn_predictor *p, double *out);
 /* pn_predictor_flush, and also the model that predicted each row into
  * which[0..pending). */
