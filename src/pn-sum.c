@@ -45,7 +45,7 @@ static const char usage[] =
 "  -I, --interval[=LEVEL]  add the LEVEL% interval (default 90) of every\n"
 "                          time, for GPUs the models never saw (models\n"
 "                          fitted with pn-fit --logo; roofline rows add no\n"
-"                          width)\n"
+"                          width, but a recurrent one's on a GPU)\n"
 "      --format FMT        tsv (the default) or md: a markdown table with\n"
 "                          numbers to 4 significant digits\n"
 "      --plot FILE         draw epoch time and cost per GPU (PNG, gnuplot);\n"
@@ -881,7 +881,10 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 			t[j] = st->rule[i] == RULE_DECOMPOSED ? 0 :
 			       pn_roofline_ms(&l, traffic, dev[d]);
 			if (k->one)
-				k->one[j] = k->sum[j] = 1;
+				k->one[j] = k->sum[j] = st->rule[i] ==
+					RULE_DECOMPOSED ? 1 :
+					pn_interval_roofline(&l, dev[d],
+							     mp->level);
 		}
 	}
 	if (mp->p)

@@ -407,6 +407,29 @@ near6() { awk -v a="$1" -v b="$2" 'BEGIN{d=a-b; if(d<0)d=-d; m=(b<0?-b:b); exit 
 	near6 "$(col "$BATS_TEST_TMPDIR/o" iteration_lo_ms 1)" "$(awk -v a="$mm" -v b="$copy" -v k="$K_SUM" 'BEGIN { printf "%.15g\n", a / k + b }')"
 }
 
+# lstm_row FILE: a network of one lstm training row (4 layers, 30 steps)
+lstm_row() {
+	printf 'name\tlayer\tphase\tbatch\tseq_len\tinput_size\thidden\tlayers\tbidirectional\tprecision\toptimizer\n' >"$1"
+	printf 'enc\tlstm\ttrain\t1\t30\t1000\t1000\t4\t0\tfp32\tsgd\n' >>"$1"
+}
+
+@test "pn-sum --interval gives a recurrent roofline row on a GPU the spread of its step rule" {
+	lstm_row "$T/l.tsv"
+	pn-sum --fallback roofline --interval=95 -d A100-PCIE-40GB --per-layer "$T/l.tsv" >"$T/pl"
+	t=$(col "$T/pl" time_ms 1)
+	# exp(0.44 z), z the normal quantile of 0.975
+	k=$(awk 'BEGIN { printf "%.15g\n", exp(0.44 * 1.959963984540054) }')
+	near6 "$(col "$T/pl" time_hi_ms 1)" "$(awk -v a="$t" -v k="$k" 'BEGIN { printf "%.15g\n", a * k }')"
+	near6 "$(col "$T/pl" time_lo_ms 1)" "$(awk -v a="$t" -v k="$k" 'BEGIN { printf "%.15g\n", a / k }')"
+}
+
+@test "pn-sum --interval gives a recurrent roofline row on a CPU no width" {
+	lstm_row "$T/l.tsv"
+	pn-sum --fallback roofline -I --gpuspecs "$PN_ROOT/samples/cpu/cpu-spec.tsv" -d AMD-EPYC-1t --per-layer "$T/l.tsv" >"$T/pl"
+	[ "$(col "$T/pl" time_lo_ms 1)" = "$(col "$T/pl" time_ms 1)" ]
+	[ "$(col "$T/pl" time_hi_ms 1)" = "$(col "$T/pl" time_ms 1)" ]
+}
+
 @test "pn-sum --interval --per-layer gives each row the interval of one prediction" {
 	logo_model
 	run pn-sum -m "$BATS_TEST_TMPDIR/logo.model" --interval=90 $G -d UNIT -b 2 --per-layer "$F/bmm.tsv"

@@ -7,6 +7,7 @@
 #include "err.h"
 #include "interval.h"
 #include "opt.h"
+#include "roofline.h"
 #include "tsv.h"
 
 double pn_interval_factor(const pn_model *m, int whole, double level)
@@ -16,6 +17,13 @@ double pn_interval_factor(const pn_model *m, int whole, double level)
 		return NAN;
 	double t = gsl_cdf_tdist_Pinv((1 + level) / 2, (double)m->nlogo);
 	return exp(s * t);
+}
+
+double pn_interval_roofline(const pn_layer *l, const pn_gpu *g, double level)
+{
+	if (pn_gpu_is_cpu(g) || pn_recurrence_ms(l) <= 0 || !(level > 0))
+		return 1;
+	return exp(PN_RECURRENCE_SPREAD * gsl_cdf_ugaussian_Pinv((1 + level) / 2));
 }
 
 double pn_interval_level(const char *opt, const char *s)

@@ -19,6 +19,8 @@
 #ifndef PN_INTERVAL_H
 #define PN_INTERVAL_H
 
+#include "gpuspec.h"
+#include "layer.h"
 #include "modelset.h"
 
 /* What a tool says of a model without the record (a printf format taking
@@ -29,6 +31,14 @@
 /* The factor k >= 1 above, for 0 < level < 1; NAN when the model has no
  * leave-one-device-out record. */
 double pn_interval_factor(const pn_model *m, int whole, double level);
+
+/* The factor k of a row that the roofline predicts on g, at level: for a
+ * recurrent row (rnn, lstm, gru) on a GPU, whose time is mostly
+ * pn_recurrence_ms (roofline.h), exp(PN_RECURRENCE_SPREAD z), z the
+ * standard normal quantile of (1 + level) / 2, whole or not (the rule's
+ * error on one GPU is taken as one bias); 1 for any other row: what the
+ * roofline misses is not known, and its interval has no width. */
+double pn_interval_roofline(const pn_layer *l, const pn_gpu *g, double level);
 
 /* Parse a --interval LEVEL in percent ("90", "95.5": more than 0, less
  * than 100) into a probability; dies with opt.h's usage error naming opt
