@@ -1,7 +1,6 @@
 /* core.cu - the cuda backend of pn-time: cuBLAS for the matrix products,
  * cuDNN for convolution, recurrent layers and softmax, the kernels of
- * kernels.cuh for the rest.  Times are CUDA events on one stream, behind
- * a kernel that holds it while the step is enqueued (k_hold).
+ * kernels.cuh for the rest.  Times are CUDA events on one stream.
  *
  * Every CUDA, cuBLAS and cuDNN call goes through CU, CB or CD, which throw
  * a pn_fail naming the file and line; prepare, step and compute catch it
@@ -501,31 +500,10 @@ static void optimize(pn_run *r)
 			(T *)p.w, (const T *)p.g, p.s1, p.s2, lr, c1, c2, p.m)));
 }
 
-/* Keeps the GPU busy for ns nanoseconds of its global timer: launched
- * before a step's first event, it holds the stream while the host enqueues
- * the step's kernels, so that the event opens on a queue that is full and
- * not on an idle GPU that then waits for the host to launch the first
- * kernel (which put some 4 us of launch latency into every forward time of
- * samples/H200-SXM-141GB and into no backward or optimizer time). */
-__global__ void k_hold(unsigned long long ns)
-{
-	unsigned long long t0, t;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	do
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-	while (t - t0 < ns);
-}
-
-/* How long k_hold holds the stream: longer than the host takes to enqueue
- * a step of a few dozen launches. */
-#define PN_HOLD_NS 100000ull
-
 static int cuda_step(pn_run *r, pn_phases *t, char *msg, size_t n)
 {
 	bool train = r->cfg.l.train, opt = train && r->cfg.l.optimizer != PN_OPT_NONE;
 	try {
-		k_hold<<<1, 1, 0, g.s>>>(PN_HOLD_NS);
-		LAUNCHED();
 		CU(cudaEventRecord(g.ev[0], g.s));
 		for (auto &f : r->ops[FWD])
 			f();
