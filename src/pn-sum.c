@@ -212,7 +212,8 @@ typedef struct {
 } modelpath;
 
 /* The interval factors of each predicted time (interval.h): of the row
- * alone, and of the row as part of a sum; 1 for roofline rows.  NULL
+ * alone, and of the row as part of a sum; for a roofline row
+ * pn_interval_roofline's (1 but for a recurrent row on a GPU).  NULL
  * without --interval. */
 typedef struct {
 	double *one, *sum;

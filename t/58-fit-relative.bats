@@ -262,3 +262,64 @@ scaled_row() {
 	[[ "$d" == "roofline_ms<"* ]]
 	[ "$(grep -o 'roofline_ms<' <<<"$d" | wc -l)" -eq 1 ]
 }
+
+@test "pn-eval refuses a base-floor that is not one positive number as a corrupt model" {
+	times3 "$F/train.tsv" >train.tsv
+	pn-fit -f lr -F batch --relative -o a.model train.tsv
+	for bad in 0 -1 x "1 2" ""; do
+		awk -v b="$bad" '$1 == "info" && $2 == "base-floor" { print "info base-floor " b; next } { print }' a.model >b.model
+		run_io pn-eval -m b.model train.tsv
+		[ "$status" -eq 1 ]
+		grep -q "b.model:[0-9]*: corrupt model: 'base-floor' needs one positive number" err
+	done
+}
+
+@test "pn-eval refuses a base-floor in a model without a logratio transform" {
+	pn-fit -f lr -F batch -o a.model "$F/train.tsv"
+	sed 's/^info rows \(.*\)/info rows \1\ninfo base-floor 1/' a.model >b.model
+	run_io pn-eval -m b.model "$F/train.tsv"
+	[ "$status" -eq 1 ]
+	grep -q "corrupt model: 'base-floor' in a model without a logratio transform" err
+}
+
+@test "pn-fit --logo --keep-folds gives each fold the smallest base of its own rows" {
+	awk -F'\t' -v OFS='\t' -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		{ print } $h["device"] == "T4" { $h["device"] = "P100-PCIE-16GB"; print }' "$F/train.tsv" | times3 /dev/stdin >train3.tsv
+	pn-fit -f lr -F batch --relative --logo --keep-folds -o a.model train3.tsv
+	for d in T4 P100-PCIE-16GB V100-PCIE-32GB; do
+		want=$(awk -F'\t' -v d="$d" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+			$h["layer"] == "dense" && $h["device"] != d && (m == "" || $h["roofline_ms"] + 0 < m + 0) { m = $h["roofline_ms"] }
+			END { printf "%.17g\n", m }' train3.tsv)
+		got=$(awk -v d="$d" '$1 == "layer" { l = $2; f = "" } $1 == "fold" { f = $2 }
+			l == "dense" && f == d && $1 == "info" && $2 == "base-floor" { print $3 }' a.model)
+		awk -v a="$want" -v b="$got" 'BEGIN { x = b / a - 1; exit !(x < 1e-12 && x > -1e-12) }'
+	done
+}
+
+@test "pn-eval --logo predicts below a fold's floor at it and names the base" {
+	awk -F'\t' -v OFS='\t' -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		{ print } $h["device"] == "T4" { $h["device"] = "P100-PCIE-16GB"; print }' "$F/train.tsv" | times3 /dev/stdin >train3.tsv
+	pn-fit -f lr -F batch --relative --logo --keep-folds -o a.model train3.tsv
+	floor=$(awk '$1 == "layer" { l = $2; f = "" } $1 == "fold" { f = $2 }
+		l == "dense" && f == "V100-PCIE-32GB" && $1 == "info" && $2 == "base-floor" { print $3 }' a.model)
+	# a V100 dense row at the fold's floor, and at 1e-6 of it
+	awk -F'\t' -v OFS='\t' -v fl="$floor" -v CONVFMT=%.17g 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; print; next }
+		$h["layer"] == "dense" && $h["device"] == "V100-PCIE-32GB" && !done { $h["roofline_ms"] = fl; print; $h["roofline_ms"] = fl * 1e-6; print; done = 1 }' train3.tsv >rows.tsv
+	pn-eval -m a.model --logo rows.tsv >pred.tsv
+	[ "$(column pred_ms pred.tsv | sed -n 1p)" = "$(column pred_ms pred.tsv | sed -n 2p)" ]
+	[[ "$(column domain pred.tsv | sed -n 2p)" == *"roofline_ms<"* ]]
+}
+
+@test "pn-sum predicts a row below its model's base-floor at the floor" {
+	G="--gpuspecs $FIX/sum/gpus.tsv"
+	pn-featurize $G "$FIX/sum/bmm-train.tsv" >f.tsv
+	times3 f.tsv | pn-fit -f lr -F flops --relative -o bmm.model
+	floor=$(awk '$1 == "info" && $2 == "base-floor" { print $3 }' bmm.model)
+	# two small bmm, both below the floor
+	printf 'name\tlayer\tphase\tbatch\tm\tn\tk\nbig\tbmm\tfwd\t1\t1\t1\t2\nsmall\tbmm\tfwd\t1\t1\t1\t1\n' >net.tsv
+	pn-sum -m bmm.model $G -d UNIT --per-layer net.tsv >pl.tsv 2>/dev/null
+	pn-sum --fallback roofline $G -d UNIT --per-layer net.tsv >roof.tsv
+	awk -v r="$(column time_ms roof.tsv | head -1)" -v f="$floor" 'BEGIN { exit !(r < f) }'
+	[ "$(column time_ms pl.tsv | sed -n 1p)" = "$(column time_ms pl.tsv | sed -n 2p)" ]
+	[ "$(column source pl.tsv | sed -n 1p)" = extrapolated ]
+}

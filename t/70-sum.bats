@@ -423,6 +423,16 @@ lstm_row() {
 	near6 "$(col "$T/pl" time_lo_ms 1)" "$(awk -v a="$t" -v k="$k" 'BEGIN { printf "%.15g\n", a / k }')"
 }
 
+@test "pn-sum --interval bounds a network of a recurrent row on a GPU by the same factor" {
+	lstm_row "$T/l.tsv"
+	pn-sum --fallback roofline --interval=95 -d A100-PCIE-40GB -n 3 "$T/l.tsv" >"$T/o"
+	it=$(col "$T/o" iteration_ms 1)
+	k=$(awk 'BEGIN { printf "%.15g\n", exp(0.44 * 1.959963984540054) }')
+	near6 "$(col "$T/o" iteration_hi_ms 1)" "$(awk -v a="$it" -v k="$k" 'BEGIN { printf "%.15g\n", a * k }')"
+	near6 "$(col "$T/o" iteration_lo_ms 1)" "$(awk -v a="$it" -v k="$k" 'BEGIN { printf "%.15g\n", a / k }')"
+	near6 "$(col "$T/o" epoch_hi_s 1)" "$(awk -v a="$it" -v k="$k" 'BEGIN { printf "%.15g\n", 3 * a * k / 1000 }')"
+}
+
 @test "pn-sum --interval gives a recurrent roofline row on a CPU no width" {
 	lstm_row "$T/l.tsv"
 	pn-sum --fallback roofline -I --gpuspecs "$PN_ROOT/samples/cpu/cpu-spec.tsv" -d AMD-EPYC-1t --per-layer "$T/l.tsv" >"$T/pl"

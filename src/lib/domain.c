@@ -229,15 +229,17 @@ int pn_domain_check_fields(const pn_model *m, const char *const *val,
 	return out;
 }
 
-int pn_domain_check_base(const pn_model *m, double base, char *why, size_t n)
+int pn_domain_check_base(const pn_model *m, double floor, double base,
+			 char *why, size_t n)
 {
-	double lo = pn_domain_base_floor(m);
-	if (!(base < lo * (1 - PN_DOMAIN_RTOL)))
+	if (!(base < floor * (1 - PN_DOMAIN_RTOL)))
 		return 0;
-	for (size_t j = 0; j < m->p; j++)
-		if (!m->feat[j].cat && strcmp(m->feat[j].name, m->base) == 0)
-			return 0;       /* its feature's range named it */
-	say(why, n, *why != '\0', "%s<%g", m->base, lo);
+	/* named already by the range of the base as a feature */
+	size_t k = strlen(m->base);
+	for (const char *p = strstr(why, m->base); p; p = strstr(p + 1, m->base))
+		if ((p == why || p[-1] == ',') && p[k] == '<')
+			return 0;
+	say(why, n, *why != '\0', "%s<%g", m->base, floor);
 	return 1;
 }
 

@@ -105,10 +105,13 @@ int pn_domain_saw(const pn_model *m, int k, const char *value);
 int pn_domain_check_fields(const pn_model *m, const char *const *val,
 			   const double *feat, char *why, size_t n);
 
-/* A logratio model's row whose base (a column that is no feature of m)
- * lies below pn_domain_base_floor: appends "BASE<MIN" to why (n bytes, a
- * verdict of pn_domain_check_fields) and returns 1, else 0. */
-int pn_domain_check_base(const pn_model *m, double base, char *why, size_t n);
+/* A row of logratio model m whose base lies below floor (the
+ * pn_domain_base_floor of the model that predicts it: m's, or its fold
+ * model's): appends "BASE<FLOOR" to why (n bytes, a verdict of
+ * pn_domain_check_fields) unless why names BASE below its range already
+ * (a base that is a feature), and returns 1; else 0. */
+int pn_domain_check_base(const pn_model *m, double floor, double base,
+			 char *why, size_t n);
 
 /* pn_domain_check_fields for a layer configuration l (its type, pass,
  * precision, optimizer and input_grad); the call the predicting code

@@ -251,9 +251,6 @@ static int logo_devices(pn_fit *r, int dc)
 	return 0;
 }
 
-/* Refit the best family without each device of the group in turn, predict
- * that device's rows and record the error, ln(predicted / measured): the
- * target is fitted on a log scale, so it is the difference. */
 /* The refit without dev predicts dev's rows (pred, ln(time / base) in the
  * order of rows_of) as pn-eval will: a row whose base is below the
  * smallest of the refit's own rows at that floor (domain.h), which it
@@ -276,6 +273,9 @@ static double floor_refit(pn_fit *r, int dc, const char *dev, double *pred)
 	return lo;
 }
 
+/* Refit the best family without each device of the group in turn, predict
+ * that device's rows and record the error, ln(predicted / measured): the
+ * target is fitted on a log scale, so it is the difference. */
 static int leave_devices_out(pn_fit *r)
 {
 	group *g = &r->g;

@@ -234,6 +234,24 @@ static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
 /* A fold model's "fold DEVICE" line (tok, n of them) for m: it must follow
  * a model of its layer, prev (NULL at the start), with no fold of device
  * yet. */
+/* An "info base-floor X" line (domain.h): one positive number, in a
+ * logratio model: it moves predictions, so a bad one is a corrupt model,
+ * not a line to leave unchecked. */
+static void check_base_floor(pn_mreader *r, const pn_model *m, const char *v)
+{
+	char *tok[2];
+	char buf[128];
+	double x;
+	snprintf(buf, sizeof buf, "%s", v);
+	int n = pn_mread_split(buf, tok, 2);
+	if (!m->base)
+		pn_mread_die(r, "'base-floor' in a model without a logratio "
+			     "transform");
+	if (n != 1 || pn_parse_num(tok[0], strlen(tok[0]), &x) < 0 ||
+	    !(x > 0) || !isfinite(x))
+		pn_mread_die(r, "'base-floor' needs one positive number");
+}
+
 static void read_fold(pn_mreader *r, pn_model *m, const pn_model *prev,
 		      char **tok, int n)
 {
@@ -351,6 +369,9 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 				v++;
 			if (!*v)
 				pn_mread_die(r, "empty 'info'");
+			if (strncmp(v, "base-floor", 10) == 0 &&
+			    (v[10] == ' ' || !v[10]))
+				check_base_floor(r, m, v + 10);
 			pn_model_add_info(m, "%s", v);
 			continue;
 		}
@@ -689,6 +710,8 @@ static void verdict(const pn_predictor *p, const slot *s, const char *layer,
 		    const char *const *fields, const size_t *lens, double base,
 		    char *why)
 {
+	/* the floor is the predicting model's own (a fold's is its refit's) */
+	double floor = s->m->base ? pn_domain_base_floor(s->m) : 0;
 	const pn_model *m = s->owner >= 0 ? p->s[s->owner].m : s->m;
 	const char *val[PN_DOM_NCAT] = {layer};
 	char buf[PN_DOM_NCAT][32];
@@ -702,7 +725,7 @@ static void verdict(const pn_predictor *p, const slot *s, const char *layer,
 	}
 	pn_domain_check_fields(m, val, s->raw, why, PN_DOMAIN_WHY);
 	if (m->base)
-		pn_domain_check_base(m, base, why, PN_DOMAIN_WHY);
+		pn_domain_check_base(m, floor, base, why, PN_DOMAIN_WHY);
 }
 
 static int push(pn_predictor *p, const char *layer, const char *device,
