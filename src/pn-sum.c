@@ -61,6 +61,9 @@ static const char usage[] =
 "                          (every row), amp-fp16 or amp-bf16 (autocast's\n"
 "                          rules, fp32 master weights, the casts as rows;\n"
 "                          default: each row's own precision)\n"
+"      --fp32-master       fp16 and bf16 rows keep an fp32 master of each\n"
+"                          weight and fp32 optimizer state (as pn-time's\n"
+"                          half rows; AMP does already)\n"
 "      --framework FILE    add a framework's fixed costs per op (a profile,\n"
 "                          samples/frameworks/) to every row and the step;\n"
 "                          column overhead_ms, last, says how much\n"
@@ -419,6 +422,8 @@ typedef struct {
 	double all[PN_NOPT][PN_NPREC];  /* weight elements of each optimizer
 					   and precision, the step's */
 	int opt, momentum, amp;
+	int master;             /* amp or --fp32-master: the step's weights
+				   are fp32 masters */
 	const pn_modelset *ms;
 	double level;
 	partpath pp;
@@ -509,7 +514,7 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	pn_layer l;
 	double traffic;
 	pn_network_scaled(net, r, batch, &l, &traffic);
-	pn_prec wprec = st->amp ? PN_FP32 : l.prec;
+	pn_prec wprec = st->master ? PN_FP32 : l.prec;
 	int opt = step_opt(st, r);
 	double all = st->all[opt][wprec];
 	if (st->rule[i] == RULE_DECOMPOSED && st->cells[l.type])
@@ -537,7 +542,7 @@ static void step_weights(stepper *st, const pn_network *net)
 		pn_network_scaled(net, r, 1, &l, &traffic);
 		double w = st->rule[i] == RULE_DECOMPOSED ? pn_step_weights(&l)
 			 : st->rule[i] == RULE_ACC_OPT ? acc_weights(&l) : 0;
-		st->all[step_opt(st, r)][st->amp ? PN_FP32 : l.prec] +=
+		st->all[step_opt(st, r)][st->master ? PN_FP32 : l.prec] +=
 			w * r->repeat;
 	}
 }
@@ -736,7 +741,8 @@ static void sweep_floor(const stepper *st, const pn_network *net,
 		if (!rows[b]) {
 			pn_mem_opts mo = {.backend = b, .optimizer = st->opt,
 					  .momentum = st->momentum,
-					  .amp = st->amp};
+					  .amp = st->amp,
+					  .master = st->master};
 			pn_mem_step ms;
 			rows[b] = pn_xmalloc((size_t)net->n * sizeof *rows[b]);
 			pn_mem_step_of(net, batch, &mo, &ms, rows[b]);
@@ -1060,7 +1066,8 @@ static void plot(const char *path, const char *net, const result *res,
 /* ---- main -------------------------------------------------------------- */
 
 enum { OPT_FALLBACK = 256, OPT_DEVICES, OPT_FORMAT, OPT_PLOT, OPT_MAXBATCH,
-       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_STRICT, OPT_FRAMEWORK };
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_PRECISION, OPT_MASTER, OPT_STRICT,
+       OPT_FRAMEWORK };
 
 typedef struct {
 	const char *models, *devlist, *specs, *out, *plotfile, *path;
@@ -1086,6 +1093,7 @@ static const struct option long_opts[] = {
 	{"optimizer", required_argument, 0, OPT_OPTIMIZER},
 	{"momentum", no_argument, 0, OPT_MOMENTUM},
 	{"precision", required_argument, 0, OPT_PRECISION},
+	{"fp32-master", no_argument, 0, OPT_MASTER},
 	{"strict", no_argument, 0, OPT_STRICT},
 	{"framework", required_argument, 0, OPT_FRAMEWORK},
 	{"gpuspecs", required_argument, 0, 'g'},
@@ -1167,6 +1175,7 @@ static void parse_options(int argc, char **argv, options *o)
 							    sizeof list));
 			break;
 		case OPT_MOMENTUM: o->mem.momentum = 1; break;
+		case OPT_MASTER: o->mem.master = 1; break;
 		case OPT_STRICT: o->strict = 1; break;
 		case OPT_PRECISION:
 			o->pmode = pn_opt_choice("--precision", optarg,
@@ -1821,6 +1830,7 @@ static void step_init(stepper *st, const options *o, const pn_modelset *ms,
 	st->opt = o->mem.optimizer;
 	st->momentum = o->mem.momentum;
 	st->amp = o->mem.amp;
+	st->master = o->mem.amp || o->mem.master;
 	st->ms = ms;
 	st->level = o->level;
 	st->rule = step_rules(st, net);

@@ -209,3 +209,36 @@ pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain 
 Try 'pn-sum --help' for more information." ]
 	[ ! -s "$T/out" ]
 }
+
+@test "pn-sum --fp32-master keeps a bf16 row's fp32 masters beside its half weights, half gradients and fp32 state" {
+	# mem-dense.tsv under bf16: weights 1001472 (half) + 2002432 (fp32
+	# masters, as under amp-bf16 above); grads 1001472; state 2 x 2002432
+	run_io pn-sum --fallback roofline $G -d TC --per-layer -b 4 --precision bf16 --fp32-master "$F/mem-dense.tsv"
+	[ "$status" -eq 0 ]
+	cols "$T/out" name weights_bytes grads_bytes state_bytes >"$T/bytes"
+	[ "$(awk -F'\t' '$1 == "fc"' "$T/bytes")" = "$(printf 'fc\t3003904\t1001472\t4004864')" ]
+}
+
+@test "pn-sum --fp32-master sizes Adam's temporaries by the masters" {
+	# W 3003904 + state 4004864 + G 1001472 + 2 x 2002432
+	run_io pn-sum --fallback roofline $G -d TC -b 4 --precision bf16 --fp32-master "$F/mem-dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(peak_bytes "$T/out")" = 12015104 ]
+}
+
+@test "pn-sum --fp32-master steps a bf16 row's weights as fp32 ones" {
+	pn-sum --fallback roofline $G -d TC -b 4 --precision fp32 "$F/mem-dense.tsv" >"$T/fp32" 2>/dev/null
+	pn-sum --fallback roofline $G -d TC -b 4 --precision bf16 "$F/mem-dense.tsv" >"$T/half" 2>/dev/null
+	pn-sum --fallback roofline $G -d TC -b 4 --precision bf16 --fp32-master "$F/mem-dense.tsv" >"$T/master" 2>/dev/null
+	[ "$(col "$T/master" opt_ms 1)" = "$(col "$T/fp32" opt_ms 1)" ]
+	near "$(col "$T/half" opt_ms 1)" "$(awk -v a="$(col "$T/fp32" opt_ms 1)" 'BEGIN { printf "%.17g\n", a / 2 }')"
+	[ "$(col "$T/master" fwd_ms 1)" = "$(col "$T/half" fwd_ms 1)" ]
+}
+
+@test "pn-sum --fp32-master changes nothing in fp32 or under amp-bf16" {
+	for p in fp32 amp-bf16; do
+		pn-sum --fallback roofline $G -d TC -b 4 --per-layer --precision $p "$F/mem-dense.tsv" >"$T/a" 2>/dev/null
+		pn-sum --fallback roofline $G -d TC -b 4 --per-layer --precision $p --fp32-master "$F/mem-dense.tsv" >"$T/b" 2>/dev/null
+		cmp "$T/a" "$T/b"
+	done
+}

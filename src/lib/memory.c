@@ -223,6 +223,23 @@ static void amp_row(const pn_layer *l, int train, double dropout, int opt,
 	}
 }
 
+/* A half row with weights under --fp32-master (memory.h, Masters): its
+ * fp32 masters beside its weights, and fp32 state. */
+static void master_row(const pn_layer *l, int train, double dropout, int opt,
+		       const pn_mem_opts *o, pn_mem_row *m)
+{
+	if (m->weights <= 0 || (l->prec != PN_FP16 && l->prec != PN_BF16))
+		return;
+	pn_layer l32 = *l;
+	pn_mem_row m32;
+	l32.prec = PN_FP32;
+	l32.bytes = pn_prec_bytes(PN_FP32);
+	pn_mem_row_of(&l32, train, dropout, opt, o, &m32);
+	m->weights += m32.weights;
+	m->master = m32.weights;
+	m->state = m32.state;
+}
+
 /* A cast row (pn_netrow.cast, l at the batch): a transient of both
  * tensors, but a weight's fp32 side is the weights'.  A cast of an input
  * starts a new chain of activations (a mem row keeps nothing for the row
@@ -333,8 +350,10 @@ static void row_bytes(const pn_network *net, const netinfo *ni, long i,
 	pn_mem_row_of(&l, ni->train, dropout_of(ni, r), opt, o, m);
 	if (o->amp)
 		amp_row(&l, ni->train, dropout_of(ni, r), opt, o, m);
+	else if (o->master)
+		master_row(&l, ni->train, dropout_of(ni, r), opt, o, m);
 	if (ni->acc)
-		m->weights = m->grads = m->state = 0;
+		m->weights = m->grads = m->state = m->master = 0;
 	if (!ni->train)
 		return;
 	pn_work w;
@@ -425,8 +444,10 @@ void pn_mem_step_of(const pn_network *net, double batch,
 				  l->optimizer;
 			double t = opt_temps[opt] +
 				   (opt == PN_OPT_SGD && o->momentum);
-			opt_tmp = fmax(opt_tmp, t * m[i].weights);
-			s->fresh[PN_MEM_AT_OPT] += rep * t * m[i].weights;
+			double w = m[i].master > 0 ? m[i].master :
+				   m[i].weights;
+			opt_tmp = fmax(opt_tmp, t * w);
+			s->fresh[PN_MEM_AT_OPT] += rep * t * w;
 		}
 	}
 	double base = s->weights + s->state, bwd = 0, opt = 0;

@@ -9,8 +9,8 @@
  * (pn_layer_defs[t].weights), its input and output tensors cm_in and
  * cm_out, the element size the precision's (pn_prec_bytes: weights,
  * gradients and optimizer state are kept at the row's precision, as a
- * model converted with .half() keeps them; mixed precision with fp32
- * master weights is not modelled).  Per row, at the batch it runs (bytes;
+ * model converted with .half() keeps them; fp32 masters: "Mixed
+ * precision" and "Masters" below).  Per row, at the batch it runs (bytes;
  * B batch, S seq_len, E embed_dim, h heads, H hidden, e element size, n
  * the row's elements B S dim):
  *
@@ -120,6 +120,17 @@
  * it reads the output of the row before).  The loss scaler's state (a few scalars) is
  * not counted.
  *
+ * Masters (pn_mem_opts.master, pn-sum --fp32-master; AMP has them
+ * already): a row with weights in half (fp16, bf16; e = 2) keeps an fp32
+ * master of each weight, which the optimizer steps with fp32 state and
+ * narrows into the half weight (pn-time's half train rows): per row of w
+ * weight elements
+ *   weights    e w + 4 w (the half weights and their masters)
+ *   gradients  e w (as the backward writes them)
+ *   state      pn_opt_states(opt) 4 w (+ 4 w momentum)
+ * Megatron-LM's and DeepSpeed's bf16 training keep an fp32 gradient
+ * buffer besides (4 w), which is not counted.
+ *
  * Not modelled: the caching allocator's fragmentation and the unused
  * tails of its shared segments, a batch norm's running statistics (2 C x
  * 4 bytes), activation checkpointing. */
@@ -167,11 +178,16 @@ typedef struct {
 	int momentum;    /* sgd and rmsprop keep a momentum buffer */
 	int amp;         /* automatic mixed precision (precision.h): fp32
 			    masters (see "Mixed precision" above) */
+	int master;      /* pn-sum --fp32-master: half rows keep fp32
+			    masters and state (see "Masters" above) */
 } pn_mem_opts;
 
 /* One row, one instance (bytes). */
 typedef struct {
 	double weights, grads, state, saved, fwd_work, bwd_work;
+	double master;   /* of weights, the fp32 masters' under
+			    --fp32-master (else 0): the optimizer's
+			    temporaries are their size */
 } pn_mem_row;
 
 /* The bytes of layer l (at its batch) of a training row (train: 1) or not;
