@@ -196,6 +196,16 @@ void pn_mem_row_of(const pn_layer *l, int train, double dropout, int opt,
 
 /* ---- mixed precision (memory.h) ----------------------------------------- */
 
+/* The bytes of l's row were it fp32: the masters' side of a half row. */
+static void fp32_row(const pn_layer *l, int train, double dropout, int opt,
+		     const pn_mem_opts *o, pn_mem_row *m32)
+{
+	pn_layer l32 = *l;
+	l32.prec = PN_FP32;
+	l32.bytes = pn_prec_bytes(PN_FP32);
+	pn_mem_row_of(&l32, train, dropout, opt, o, m32);
+}
+
 /* A row with weights under AMP: fp32 masters, gradients and state (each
  * tensor rounded as an fp32 one, pn_mem_alloc); the half copy of the
  * weights its forward used. */
@@ -205,11 +215,8 @@ static void amp_row(const pn_layer *l, int train, double dropout, int opt,
 	if (m->weights <= 0)
 		return;
 	double half = m->weights;
-	pn_layer l32 = *l;
 	pn_mem_row m32;
-	l32.prec = PN_FP32;
-	l32.bytes = pn_prec_bytes(PN_FP32);
-	pn_mem_row_of(&l32, train, dropout, opt, o, &m32);
+	fp32_row(l, train, dropout, opt, o, &m32);
 	m->weights = m32.weights;
 	m->grads = m32.grads;
 	m->state = m32.state;
@@ -230,11 +237,8 @@ static void master_row(const pn_layer *l, int train, double dropout, int opt,
 {
 	if (m->weights <= 0 || (l->prec != PN_FP16 && l->prec != PN_BF16))
 		return;
-	pn_layer l32 = *l;
 	pn_mem_row m32;
-	l32.prec = PN_FP32;
-	l32.bytes = pn_prec_bytes(PN_FP32);
-	pn_mem_row_of(&l32, train, dropout, opt, o, &m32);
+	fp32_row(l, train, dropout, opt, o, &m32);
 	m->weights += m32.weights;
 	m->master = m32.weights;
 	m->state = m32.state;

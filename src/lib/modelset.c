@@ -231,9 +231,6 @@ static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
 	pn_model_add_logo(m, tok[1], (size_t)rows, bias, sd);
 }
 
-/* A fold model's "fold DEVICE" line (tok, n of them) for m: it must follow
- * a model of its layer, prev (NULL at the start), with no fold of device
- * yet. */
 /* An "info base-floor X" line (domain.h): one positive number, in a
  * logratio model: it moves predictions, so a bad one is a corrupt model,
  * not a line to leave unchecked. */
@@ -252,6 +249,9 @@ static void check_base_floor(pn_mreader *r, const pn_model *m, const char *v)
 		pn_mread_die(r, "'base-floor' needs one positive number");
 }
 
+/* A fold model's "fold DEVICE" line (tok, n of them) for m: it must follow
+ * a model of its layer, prev (NULL at the start), with no fold of device
+ * yet. */
 static void read_fold(pn_mreader *r, pn_model *m, const pn_model *prev,
 		      char **tok, int n)
 {
