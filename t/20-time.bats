@@ -354,6 +354,49 @@ has_cuda_device() {
 	[ "$(printf '%s\n' "${lines[1]}" | cut -f23-32)" = "$(printf 'NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA')" ]
 }
 
+# listed_llc: the size in MB of cpu0's last-level cache as sysfs lists it
+# (the highest level's), as pn writes numbers; empty if none
+listed_llc() {
+	local d best= top=0
+	for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+		[ -r "$d/level" ] && [ -r "$d/size" ] || continue
+		[ "$(cat "$d/level")" -ge "$top" ] || continue
+		top=$(cat "$d/level")
+		best=$(awk '{ v = $1 + 0; if ($1 ~ /K$/) v /= 1024; if ($1 ~ /G$/) v *= 1024; printf "%.3g\n", v }' "$d/size")
+	done
+	echo "$best"
+}
+
+@test "pn-time --cpu-spec measures the last-level cache one thread gets, at most the size the system lists" {
+	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec" 2>/dev/null
+	l2=$(column "$BATS_TEST_TMPDIR/spec" l2_mb)
+	src=$(column "$BATS_TEST_TMPDIR/spec" source)
+	listed=$(listed_llc)
+	sys=${listed:+$listed MB}
+	sys=${sys:-no size}
+	if [[ "$src" == *"l2_mb the last-level cache one thread reads from"* ]]; then
+		[[ "$src" == *"the system lists $sys)"* ]]
+		awk -v c="$l2" -v l="${listed:-1e300}" 'BEGIN { exit !(c > 0 && c <= l) }'
+	else
+		[[ "$src" == *"l2_mb the last-level cache as the system lists it ($sys: "* ]]
+		[ "$l2" = "${listed:-1}" ]
+	fi
+}
+
+@test "pn-time --cpu-spec measures again a row cached by a pn that read its cache size from the system" {
+	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec" 2>/dev/null
+	f=$XDG_CACHE_HOME/pn/cpu-spec-1t.tsv
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+		{ $c["l2_mb"] = 12345; sub(/l2_mb the last-level cache [^;]*/, "l2_mb holds the last-level cache", $c["source"]); print }' \
+		"$BATS_TEST_TMPDIR/spec" >"$f"
+	grep -q 'l2_mb holds the last-level cache' "$f"
+	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/again" 2>/dev/null
+	[ "$(column "$BATS_TEST_TMPDIR/again" l2_mb)" != 12345 ]
+	[[ "$(column "$BATS_TEST_TMPDIR/again" source)" == *"l2_mb the last-level cache "* ]]
+}
+
 @test "pn-time --cpu-spec gives OpenBLAS's sgemm rate, named in its source, in blas_fp32_gflops" {
 	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
 	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec" 2>/dev/null

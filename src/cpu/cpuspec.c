@@ -1,5 +1,5 @@
-/* cpuspec.c - the CPU's name and spec row (peak sgemm and triad bandwidth
- * measured once, cached). */
+/* cpuspec.c - the CPU's name and spec row (peak sgemm, triad bandwidth
+ * and the last-level cache one thread gets, measured once, cached). */
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -320,25 +320,112 @@ static double sysnum(const char *path)
 	return v;
 }
 
-/* Last-level cache of cpu0 in MB (NAN if unknown). */
-static double llc_mb(void)
+/* The size in MB of cpu0's cache of level (0: the last level), as the
+ * system lists it; NAN if unknown. */
+static double cache_mb(int level)
 {
 	double best = NAN;
-	int level = 0;
+	int top = 0;
 	for (int i = 0; i < 8; i++) {
 		char p[128];
 		snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
 		double lv = sysnum(p);
-		if (isnan(lv))
+		if (isnan(lv) || (level && (int)lv != level))
 			continue;
 		snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
 		double s = sysnum(p);
-		if (!isnan(s) && lv >= level) {
-			level = (int)lv;
+		if (!isnan(s) && lv >= top) {
+			top = (int)lv;
 			best = s / (1024 * 1024);
 		}
 	}
 	return best;
+}
+
+typedef float v4f __attribute__((vector_size(16)));
+
+/* Best read rate in GB/s of one thread over the first mb MB of a (four
+ * running vector sums, the loads of a vectorised reduction on any x86-64:
+ * scalar loads would cap the rate below the cache's), over at least 3
+ * passes and 256 MB. */
+static double read_gbs(const float *a, double mb)
+{
+	size_t n = (size_t)(mb * 1048576 / sizeof *a) / 16 * 16;
+	int reps = (int)(256 / mb) + 3;
+	double best = 0;
+	volatile float sink;
+	for (int r = 0; r < reps; r++) {
+		v4f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, x0, x1, x2, x3;
+		double t0 = now();
+		for (size_t i = 0; i < n; i += 16) {
+			memcpy(&x0, a + i, sizeof x0);
+			memcpy(&x1, a + i + 4, sizeof x1);
+			memcpy(&x2, a + i + 8, sizeof x2);
+			memcpy(&x3, a + i + 12, sizeof x3);
+			s0 += x0;
+			s1 += x1;
+			s2 += x2;
+			s3 += x3;
+		}
+		double t = now() - t0;
+		v4f x = s0 + s1 + s2 + s3;
+		sink = x[0] + x[1] + x[2] + x[3];
+		(void)sink;
+		double g = (double)(n * sizeof *a) / t / 1e9;
+		if (t > 0 && g > best)
+			best = g;
+	}
+	return best;
+}
+
+/* The last-level cache one thread gets, in MB: the working set at which
+ * its read rate falls below the geometric mean of its rate from the last
+ * cache and from memory, as featurize.c's hit ratio 1 / (1 + r^2) is one
+ * half where a row's traffic is the cache's size.  A VM's slice of a
+ * shared cache is less than the cache the system lists (a 2-core VM of a
+ * Xeon listing 300 MB reads 29 GB/s to 64 MB, 10-11 from 256 MB on).
+ * Working sets from 4 x the L2 to 4 x the listed cache (256 MB at least;
+ * at most an eighth of memory and 2 GB), doubling; at most the listed size.
+ * The listed size where the rates show no cache (memory within 20% of the
+ * best rate) or memory is short; *how says why, NULL when measured. */
+static double llc_eff_mb(double listed, const char **how)
+{
+	double l2 = cache_mb(2), lo = isnan(l2) ? 4 : 4 * l2;
+	double hi = fmin(fmax(isnan(listed) ? 256 : 4 * listed, 256), 2048);
+	double mem = (double)sysconf(_SC_PHYS_PAGES) *
+		     (double)sysconf(_SC_PAGESIZE) / 1048576;
+	*how = "too little memory to measure it";
+	if (mem / 8 < hi)
+		hi = mem / 8;
+	if (hi < 2 * lo)
+		return listed;
+	size_t n = (size_t)(hi * 1048576 / sizeof(float));
+	float *a = malloc(n * sizeof *a);
+	if (!a)
+		return listed;
+	for (size_t i = 0; i < n; i++)
+		a[i] = 1;
+	double mb[16], gbs[16];
+	int k = 0, top = 0;
+	for (double s = lo; s <= hi * 1.0001 && k < 16; s *= 2, k++) {
+		mb[k] = s;
+		gbs[k] = read_gbs(a, s);
+		if (gbs[k] > gbs[top])
+			top = k;
+	}
+	free(a);
+	double cut = sqrt(gbs[top] * gbs[k - 1]), eff = listed;
+	*how = "its read rates show no cache";
+	if (gbs[top] < 1.2 * gbs[k - 1])
+		return listed;
+	for (int i = top + 1; i < k; i++)
+		if (gbs[i] < cut) {
+			double f = log(gbs[i - 1] / cut) / log(gbs[i - 1] / gbs[i]);
+			eff = mb[i - 1] * pow(mb[i] / mb[i - 1], f);
+			*how = NULL;
+			break;
+		}
+	return isnan(listed) || eff < listed ? eff : listed;
 }
 
 /* The spec table's header line (gpuspec.h's columns) into buf. */
@@ -398,7 +485,20 @@ static void measure(char *row, size_t n, int threads)
 		snprintf(bfsrc, sizeof bfsrc, "bf16 matmul: none (%s)", why);
 	}
 	double bw = triad_gbs(threads);
-	double l3 = llc_mb();
+	double listed = cache_mb(0);
+	const char *how;
+	double l3 = llc_eff_mb(listed, &how);
+	char llc[256], sys[32] = "no size";
+	if (!isnan(listed))
+		snprintf(sys, sizeof sys, "%.3g MB", listed);
+	if (!how)
+		snprintf(llc, sizeof llc, "l2_mb the last-level cache one thread "
+			 "reads from (the working set at the geometric mean of "
+			 "its cache and memory read rates; the system lists "
+			 "%s)", sys);
+	else
+		snprintf(llc, sizeof llc, "l2_mb the last-level cache as the "
+			 "system lists it (%s: %s)", sys, how);
 	char date[32];
 	time_t t = time(NULL);
 	strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
@@ -406,14 +506,14 @@ static void measure(char *row, size_t n, int threads)
 		 "NA\t%.1f\t%.3g\t%.1f\tNA\tNA\t%s\tNA\tNA\tNA\tmeasured by "
 		 "pn-time --cpu-spec on %s with %d thread%s: sgemm n=1536 "
 		 "GFLOP/s oneDNN %.1f, OpenBLAS %.1f (its %s kernels%s; in "
-		 "blas_fp32_gflops); %s in bf16_gflops; triad bandwidth; l2_mb "
-		 "holds the last-level cache; no other per-unit peak measured"
+		 "blas_fp32_gflops); %s in bf16_gflops; triad bandwidth; %s; "
+		 "no other per-unit peak measured"
 		 "\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\tNA\t%.1f\n",
 		 name, model[0] ? model : "cpu",
 		 threads, v, isa, threads, cores, clock > 0 ? clock : 1, mem, bw,
 		 isnan(l3) ? 1 : l3, fmax(dnn, blas), bf, date, threads,
 		 threads > 1 ? "s" : "", dnn, blas, core,
-		 behind ? ", without the CPU's AVX2" : "", bfsrc, blas);
+		 behind ? ", without the CPU's AVX2" : "", bfsrc, llc, blas);
 }
 
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
@@ -432,12 +532,13 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 	FILE *f = remeasure ? NULL : fopen(path, "r");
 	if (f) {
 		char line[2048];
-		/* the cached row, if it is this CPU's under today's header */
+		/* the cached row, if it is this CPU's under today's header
+		 * and from a pn that measures the cache (its source says) */
 		if (fgets(line, sizeof line, f) && strcmp(line, header) == 0 &&
 		    fgets(line, sizeof line, f) &&
 		    strncmp(line, name, strlen(name)) == 0 &&
 		    line[strlen(name)] == '\t' &&
-		    strstr(line, "bf16 matmul"))    /* not from an older pn */
+		    strstr(line, "l2_mb the last-level cache "))
 			snprintf(row, sizeof row, "%s", line);
 		fclose(f);
 	}

@@ -11,7 +11,7 @@
 const pn_drift_rule pn_drift_cpu[] = {
 	{"fp32_gflops", 0.15}, {"blas_fp32_gflops", 0.15},
 	{"bf16_gflops", 0.15}, {"mem_bw_gbs", 0.15},
-	{"cores", 0}, {"l2_mb", 0}, {NULL, 0}
+	{"cores", 0}, {"l2_mb", 0.5}, {NULL, 0}
 };
 
 const pn_drift_rule pn_drift_gpu[] = {

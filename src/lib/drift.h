@@ -15,7 +15,14 @@
  *   mem_bw_gbs        15%        within about 10%; the drift seen in
  *                                practice is 1.3x to 2x
  *   cores, sms        exact      counted: another count is another machine
- *   l2_mb             exact      read from the system (sysfs, CUDA)
+ *   l2_mb (CPU)       50%        measured: the working set where one
+ *                                thread's read rate leaves the cache (a
+ *                                VM's share of a shared cache moves with
+ *                                its neighbours: 73.6-112 MB in six runs
+ *                                on one 2-core Xeon VM; a row measured
+ *                                before pn did holds the size sysfs
+ *                                lists)
+ *   l2_mb (GPU)       exact      as CUDA reports it
  *   mem_gb            15%        the GPU's memory as CUDA reports it, in 1e9
  *                                bytes, against the spec sheet's size
  *
