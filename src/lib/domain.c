@@ -154,6 +154,17 @@ double pn_domain_base_floor(const pn_model *m)
 	return m->domain->base_lo;
 }
 
+int pn_domain_range(const pn_model *m, size_t j, double *lo, double *hi)
+{
+	if (!m->domain)
+		PN_BUG("pn_domain_range before pn_domain_parse");
+	if (j >= m->p || !m->domain->ranged[j])
+		return 0;
+	*lo = m->domain->lo[j];
+	*hi = m->domain->hi[j];
+	return 1;
+}
+
 int pn_domain_has_ranges(const pn_model *m)
 {
 	if (!m->domain)

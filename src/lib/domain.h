@@ -72,6 +72,10 @@ void pn_domain_free(struct pn_domain *d);
  * fitted before ranges were recorded). */
 int pn_domain_has_ranges(const pn_model *m);
 
+/* The recorded range of m's j-th feature in *lo and *hi: 1, or 0 when it
+ * has none (a categorical feature, a model fitted before ranges). */
+int pn_domain_range(const pn_model *m, size_t j, double *lo, double *hi);
+
 /* m's base-floor: the smallest base of its logratio target (model.h:
  * transform logratio COL) over its training rows, or 0 when m has no such
  * line or is no logratio model.  A row whose base lies below it is

@@ -146,6 +146,12 @@ const char *const *pn_layer_dims(pn_layer_type t)
 	return pn_layer_defs[t].dims;
 }
 
+int pn_layer_rowwise(int t)
+{
+	return t >= 0 && t < PN_NLAYERS && (pn_layer_defs[t].dims == d_vec ||
+					    pn_layer_defs[t].dims == d_elem);
+}
+
 const char *pn_prec_name(pn_prec p)
 {
 	return (unsigned)p < PN_NPREC ? pn_prec_names[p] : "?";

@@ -129,6 +129,13 @@ extern const char *const pn_layer_names[PN_NLAYERS + 1];
 /* NULL-terminated list of the dimension columns type t requires. */
 const char *const *pn_layer_dims(pn_layer_type t);
 
+/* 1 when type t works on batch x seq_len rows of dim elements alike,
+ * whatever their split (elementwise, layernorm, softmax, xent: their work
+ * and kernels see the rows, pn_layer_work's formulas the product), so that
+ * a row of batch B and seq_len S is the row of batch B x S and seq_len 1;
+ * else 0.  -1 (no type) gives 0. */
+int pn_layer_rowwise(int t);
+
 /* True when name is a configuration column (see above): the columns that
  * identify a configuration whatever device measured it. */
 int pn_layer_is_config_col(const char *name);

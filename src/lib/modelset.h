@@ -83,7 +83,10 @@ void pn_predictor_free(pn_predictor *p);
  *   -1  no model covers this layer (nothing queued);
  *   -2  the row cannot be predicted (nothing queued); pn_predictor_error()
  *       says why: "missing column 'k' needed by the conv2d model",
- *       "column 'k': value is NA", "column 'k': 'x' is not a number". */
+ *       "column 'k': value is NA", "column 'k': 'x' is not a number".
+ * A row of a row-wise layer (layer.h's pn_layer_rowwise) whose model saw
+ * seq_len 1 alone (its batch and seq_len features; the seq_len range 1 1)
+ * is read as batch x seq_len rows and seq_len 1, its domain too. */
 int pn_predictor_push(pn_predictor *p, const char *layer,
 		      const char *const *fields, const size_t *lens);
 /* pn_predictor_push, the row predicted by the fold model (model.h) of its
