@@ -505,6 +505,15 @@ static double acc_weights(const pn_layer *l)
 	return w.cm_out / l->bytes;
 }
 
+/* The precision of the weights the optimizer steps for a row of
+ * precision p: fp32 under masters (--fp32-master, amp-*), and for a tf32
+ * row, whose weights are fp32 tensors (TF32 is a mode of fp32 GEMMs): one
+ * fp32 group, as PyTorch's foreach step sees them. */
+static pn_prec weight_prec(const stepper *st, pn_prec p)
+{
+	return st->master || p == PN_TF32 ? PN_FP32 : p;
+}
+
 /* The parts of row i at `batch` that are not the row itself: a
  * decomposed row's every part, an acc+opt row's optimizer passes. */
 static int step_parts(const stepper *st, const pn_network *net, long i,
@@ -514,7 +523,7 @@ static int step_parts(const stepper *st, const pn_network *net, long i,
 	pn_layer l;
 	double traffic;
 	pn_network_scaled(net, r, batch, &l, &traffic);
-	pn_prec wprec = st->master ? PN_FP32 : l.prec;
+	pn_prec wprec = weight_prec(st, l.prec);
 	int opt = step_opt(st, r);
 	double all = st->all[opt][wprec];
 	if (st->rule[i] == RULE_DECOMPOSED && st->cells[l.type])
@@ -542,7 +551,7 @@ static void step_weights(stepper *st, const pn_network *net)
 		pn_network_scaled(net, r, 1, &l, &traffic);
 		double w = st->rule[i] == RULE_DECOMPOSED ? pn_step_weights(&l)
 			 : st->rule[i] == RULE_ACC_OPT ? acc_weights(&l) : 0;
-		st->all[step_opt(st, r)][st->master ? PN_FP32 : l.prec] +=
+		st->all[step_opt(st, r)][weight_prec(st, l.prec)] +=
 			w * r->repeat;
 	}
 }
@@ -903,6 +912,18 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	overhead_add(st, net, nt, t, sp);
 	free(pk.one);
 	free(pk.sum);
+	/* a model without a log target can go below 0, and any beyond a
+	 * double: no time, and no sum of them is one */
+	for (size_t j = 0; j < nt; j++)
+		if (!(t[j] >= 0 && isfinite(t[j]))) {
+			long i = (long)(j % (size_t)net->n);
+			pn_die_at(PN_EXIT_DATA, net->path, net->r[i].line,
+				  "predicted %g ms on %s at batch %g: no time "
+				  "(below 0 or beyond a double; a model fitted "
+				  "without a log target, pn-fit --no-log-target, "
+				  "can go below 0)", t[j],
+				  dev[j / (size_t)net->n]->name, batch);
+		}
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -1288,28 +1309,41 @@ static const char *const src_names[] = {"roofline", "model", "extrapolated",
 					"mixed", "derived"};
 
 /* Each row's source: a model row in a precision its model was not fitted
- * on is extrapolated.  Say once on stderr when rows are in a precision
- * that no model was fitted on: predicted by the roofline (checked against
- * fp32 measurements only) or extrapolated by a model. */
+ * on is extrapolated. */
 static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 			      const unsigned char *bymodel)
 {
 	unsigned char *src = pn_xmalloc((size_t)net->n);
-	long roof = 0, ext = 0;
-	int unseen[PN_NPREC] = {0};
 	for (long i = 0; i < net->n; i++) {
 		const pn_netrow *r = &net->r[i];
 		const pn_model *m = bymodel[i] ? pn_modelset_find(ms,
 			pn_layer_name(r->l.type)) : NULL;
-		src[i] = m ? SRC_MODEL : SRC_ROOFLINE;
+		src[i] = !m ? SRC_ROOFLINE : pn_domain_saw(m, PN_DOM_PRECISION,
+			 pn_prec_name(r->prec)) ? SRC_MODEL : SRC_EXTRAPOLATED;
+	}
+	return src;
+}
+
+/* Say once on stderr when rows are in a precision that their type's
+ * model was not fitted on (a type without a model: any but fp32), by
+ * their sources (src, step_sources' too): predicted by the roofline alone
+ * (checked against fp32 measurements only), or by models, in part or
+ * whole, extrapolated in precision (the fp32 twin, unit_twin). */
+static void warn_precisions(const pn_modelset *ms, const pn_network *net,
+			    const unsigned char *src)
+{
+	long roof = 0, ext = 0;
+	int unseen[PN_NPREC] = {0};
+	for (long i = 0; i < net->n; i++) {
+		const pn_netrow *r = &net->r[i];
+		const pn_model *m = ms ? pn_modelset_find(ms,
+			pn_layer_name(r->l.type)) : NULL;
 		if (m ? pn_domain_saw(m, PN_DOM_PRECISION,
 				      pn_prec_name(r->prec)) :
 			r->prec == PN_FP32)
 			continue;
 		unseen[r->prec] = 1;
-		*(m ? &ext : &roof) += 1;
-		if (m)
-			src[i] = SRC_EXTRAPOLATED;
+		*(src[i] == SRC_ROOFLINE ? &roof : &ext) += 1;
 	}
 	char list[64] = "";
 	for (int p = 0, n = 0; p < PN_NPREC; p++)
@@ -1318,10 +1352,10 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 				      n ? "," : "", pn_prec_name((pn_prec)p));
 	if (roof + ext)
 		pn_warn("%s: no model was fitted on precision %s: %ld row%s "
-			"predicted by the roofline (checked against fp32 "
-			"measurements only), %ld extrapolated by a model",
-			net->path, list, roof, roof == 1 ? "" : "s", ext);
-	return src;
+			"predicted by the roofline alone (checked against "
+			"fp32 measurements only), %ld by models, extrapolated "
+			"in precision", net->path, list, roof, roof == 1 ? "" :
+			"s", ext);
 }
 
 /* The sources of the rows that are not whole (sources above gave the
@@ -1872,6 +1906,7 @@ int main(int argc, char **argv)
 	unsigned char *bymodel = which_rows(&o, ms, &net, &st);
 	unsigned char *src = sources(ms, &net, bymodel);
 	step_sources(&st, &net, bymodel, src);
+	warn_precisions(ms, &net, src);
 	modelpath mp = {0};
 	mp.level = o.level;
 	if (ms) {

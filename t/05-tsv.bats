@@ -64,6 +64,21 @@ T() { printf '%s' "$BATS_TEST_TMPDIR/$1"; }
 	[ "$output" = "pn-featurize: $(T long):3: expected 30 fields, found 31" ]
 }
 
+@test "reader refuses a NUL byte in a field, naming its line, row by row and all at once" {
+	# "dense<NUL>zzz" would read as dense, the rest unseen
+	{ head -2 "$L"; sed -n 2p "$L" | sed 's/^dense/dense\x00zzz/'; } >"$(T nul)"
+	[ "$(tr -cd '\000' <"$(T nul)" | wc -c)" -eq 1 ]
+	run bash -c "pn-featurize $G '$(T nul)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $(T nul):3: a NUL byte in the line (binary data, not TSV)" ]
+	run bash -c "pn-fit -f lr '$(T nul)' 2>&1 >/dev/null"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-fit: $(T nul):3: a NUL byte in the line (binary data, not TSV)" ]
+	printf 'la\x00yer\tbatch\n' >"$(T head)"
+	run bash -c "pn-featurize $G '$(T head)' 2>&1 >/dev/null"
+	[ "$output" = "pn-featurize: $(T head):1: a NUL byte in the line (binary data, not TSV)" ]
+}
+
 @test "reader rejects a non-numeric field and quotes it" {
 	printf 'layer\tbatch\tm\tn\tk\tdevice\nbmm\t1\tten\t3\t4\tTESTGPU\n' >"$(T in)"
 	run bash -c "pn-featurize $G '$(T in)' 2>&1 >/dev/null"

@@ -184,6 +184,8 @@ U="$FIX/featurize/units-gpus.tsv"
 		printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\t%s\tfp32\tblas_fp32_gflops\t33' $t)"
 	done
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tconv2d\tfp32\tfp32_gflops\t124')"
+	# a CPU has no TF32: a tf32 GEMM is the same fp32 GEMM on its BLAS
+	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tdense\ttf32\tblas_fp32_gflops\t33')"
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tdense\tbf16\tbf16_gflops\t538')"
 	printf '%s\n' "${lines[@]}" | grep -Fx "$(printf 'cpu-x\tlayernorm\tfp32\tfp32_gflops\t124')"
 }

@@ -108,6 +108,27 @@ setup_file() {
 	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: no model for layer type 'mem' of $F/mixed.tsv (--fallback roofline predicts it by the roofline)" ]
 }
 
+@test "pn-sum refuses a time below 0 from a model fitted without a log target, naming the row, the GPU and the batch, and writes nothing" {
+	# a linear model falling with the flops: time_ms = 10 - flops / 1e9
+	awk -F'\t' -v OFS='\t' 'NR == 1 { print; next } { $NF = 10 - 2 * $2 * $3 * $4 * $5 / 1e9; print }' "$F/bmm-train.tsv" |
+		pn-featurize $G | pn-fit -f lr --no-log-target -F flops -o "$T/down.model"
+	printf 'name\tlayer\tphase\tbatch\tm\tn\tk\nok\tbmm\tfwd\t1\t64\t64\t64\nbig\tbmm\tfwd\t1\t4096\t4096\t4096\n' >"$T/n.tsv"
+	run_io pn-sum -m "$T/down.model" $G -d UNIT -o "$T/sum.tsv" "$T/n.tsv"
+	[ "$status" -eq 1 ]
+	[[ "$(cat "$T/err")" == "pn-sum: $T/n.tsv:3: predicted -"*" ms on UNIT at batch 1: no time (below 0 or beyond a double; a model fitted without a log target, pn-fit --no-log-target, can go below 0)" ]]
+	[ ! -e "$T/sum.tsv" ]
+}
+
+@test "pn-sum refuses a model whose features name a dimension its rows' type does not have, as pn-eval does" {
+	# a bmm model on m and flops, relabelled as dense's: a dense row has no m
+	pn-featurize $G "$F/bmm-train.tsv" | pn-fit -f lr --no-log-target -F m,flops -o "$T/b.model"
+	sed 's/^layer bmm$/layer dense/; s/^info layers bmm$/info layers dense/' "$T/b.model" >"$T/d.model"
+	printf 'name\tlayer\tphase\tbatch\tin_features\tout_features\nfc\tdense\ttrain\t4\t64\t64\n' >"$T/n.tsv"
+	run_io pn-sum -m "$T/d.model" --fallback roofline $G -d UNIT "$T/n.tsv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-sum: $T/n.tsv:2: column 'm': value is NA (forward of the training step)" ]
+}
+
 # ---- a precision no model was fitted on ---------------------------------
 
 # in_precision P: mixed.tsv (one bmm row, one mem row) in precision P
@@ -119,7 +140,7 @@ in_precision() {
 	in_precision fp16 >"$BATS_TEST_TMPDIR/n.tsv"
 	run_io pn-sum --fallback roofline $G -d UNIT,HALF "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 2 rows predicted by the roofline (checked against fp32 measurements only), 0 extrapolated by a model" ]
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 2 rows predicted by the roofline alone (checked against fp32 measurements only), 0 by models, extrapolated in precision" ]
 	[ "$(wc -l <"$T/out")" -eq 3 ]
 }
 
@@ -134,7 +155,7 @@ in_precision() {
 	in_precision bf16 >"$BATS_TEST_TMPDIR/n.tsv"
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --fallback roofline $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision bf16: 1 row predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision bf16: 1 row predicted by the roofline alone (checked against fp32 measurements only), 1 by models, extrapolated in precision
 pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 2 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=bf16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 }
 
@@ -148,7 +169,7 @@ pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 2 rows predicted outside their mo
 	sed 's/^body$/info precisions fp32\nbody/' "$BATS_FILE_TMPDIR/bmm.model" >"$BATS_TEST_TMPDIR/m"
 	run_io pn-sum -m "$BATS_TEST_TMPDIR/m" $G -d UNIT "$BATS_TEST_TMPDIR/n.tsv"
 	[ "$status" -eq 0 ]
-	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
+	[ "$(cat "$T/err")" = "pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: no model was fitted on precision fp16: 0 rows predicted by the roofline alone (checked against fp32 measurements only), 1 by models, extrapolated in precision
 pn-sum: warning: $BATS_TEST_TMPDIR/n.tsv: 1 of 1 rows predicted outside their model's domain on UNIT, extrapolated (the first, line 2, bmm: precision=fp16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 }
 

@@ -275,6 +275,15 @@ X
 	[ "$(pn-net --arch vgg11 --image 256 | awk -F'\t' '$1 == "avgpool" {print $3, $16, $19, $18, $20, $21}')" = "avg 512 8 2 1 0" ]
 }
 
+@test "pn-net spreads a VGG feature map below 7 x 7 over the 7 x 7 of its average pool as a copy that pn-sum takes" {
+	# a 32 x 32 image leaves 1 x 1 after five pools: AdaptiveAvgPool2d(7)
+	# writes 512 x 49 values a sample, then fc6 reads 25088
+	pn-net --arch vgg16 --image 32 >"$T/o"
+	[ "$(awk -F'\t' '$1 == "avgpool" {print $2, $3, $6, $7, $8}; $1 == "fc6" {print $9}' "$T/o" | tr '\n' ,)" = "elementwise copy 1 49 512,25088," ]
+	run pn-sum --fallback roofline -d A100 "$T/o"
+	[ "$status" -eq 0 ]
+}
+
 @test "pn-net builds a conv stack" {
 	run pn-net --conv-stack 8k5s2,M,16,A,f32 --image 32 --classes 10
 	[ "$status" -eq 0 ]
@@ -434,6 +443,15 @@ X
 	[ "${lines[0]}" = "pn-net: --conv-stack: no conv in 'M,f10'" ]
 }
 
+@test "pn-net says a conv or a pool after a dense layer of a conv stack is out of place, not a bad item" {
+	run pn-net --conv-stack 32,f10,32
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-net: --conv-stack: item '32': a conv after a dense layer (fN flattens the map; convs and pools come before it)" ]
+	run pn-net --conv-stack 32,f10,M
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-net: --conv-stack: item 'M': a pool after a dense layer (fN flattens the map; convs and pools come before it)" ]
+}
+
 @test "pn-net refuses CNN options with a config and bad option values" {
 	run pn-net --hf "$N/tiny-gpt2.json" --classes 10
 	[ "$status" -eq 2 ]
@@ -462,6 +480,15 @@ rate() { awk -F'\t' -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i=="dropout")k=i} k &
 	[ "$(rate "$T/o" h.0-1.attn.dropout)" = 0.2 ]
 	[ "$(rate "$T/o" h.0-1.mlp.dropout)" = 0.2 ]
 	[ "$(rate "$T/o" embed.dropout)" = 0.4 ]
+}
+
+@test "pn-net refuses a dropout rate of 1, which pn-sum's rows refuse too, naming the key and its line" {
+	sed 's/"vocab_size": 1000/"vocab_size": 1000,\n"resid_pdrop": 1/' "$N/tiny-gpt2.json" >"$T/c.json"
+	run pn-net --hf "$T/c.json" --seq 16
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-net: $T/c.json:$(grep -n resid_pdrop "$T/c.json" | cut -d: -f1): 'resid_pdrop' must be a dropout rate below 1, not 1" ]
+	sed 's/"vocab_size": 1000/"vocab_size": 1000, "resid_pdrop": 0.99/' "$N/tiny-gpt2.json" >"$T/c.json"
+	pn-net --hf "$T/c.json" --seq 16 | pn-sum --fallback roofline -d A100 >/dev/null
 }
 
 @test "pn-net writes NA as the dropout of a row that draws no mask" {

@@ -168,7 +168,7 @@ peak_bytes() {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --per-layer --precision bf16 "$F/bmm.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(column source "$T/out")" = extrapolated ]
-	[ "$(cat "$T/err")" = "pn-sum: warning: $F/bmm.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline (checked against fp32 measurements only), 1 extrapolated by a model
+	[ "$(cat "$T/err")" = "pn-sum: warning: $F/bmm.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline alone (checked against fp32 measurements only), 1 by models, extrapolated in precision
 pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain on TC, extrapolated (the first, line 2, bmm: precision=bf16 via its fp32 twin); --per-layer names them, --strict refuses them" ]
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --precision bf16 "$F/bmm.tsv"
 	[ "$(column source "$T/out")" = extrapolated ]
@@ -241,4 +241,29 @@ Try 'pn-sum --help' for more information." ]
 		pn-sum --fallback roofline $G -d TC -b 4 --per-layer --precision $p --fp32-master "$F/mem-dense.tsv" >"$T/b" 2>/dev/null
 		cmp "$T/a" "$T/b"
 	done
+}
+
+# opt FILE: the summary's opt_ms on its one GPU
+opt() { awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "opt_ms") k = i; next } { print $k }' "$1"; }
+
+@test "pn-sum steps a tf32 network's weights as fp32's, one group with the rows TF32 leaves in fp32, with or without --fp32-master" {
+	# amp-net's layernorm stays fp32 under tf32, its dense rows are tf32:
+	# all are fp32 tensors, one foreach step
+	pn-sum --fallback roofline $G -d TC --optimizer adam --precision fp32 "$F/amp-net.tsv" >"$T/fp32"
+	pn-sum --fallback roofline $G -d TC --optimizer adam --precision tf32 "$F/amp-net.tsv" >"$T/tf32"
+	pn-sum --fallback roofline $G -d TC --optimizer adam --precision tf32 --fp32-master "$F/amp-net.tsv" >"$T/master"
+	[ "$(opt "$T/fp32")" = "$(opt "$T/tf32")" ]
+	[ "$(opt "$T/tf32")" = "$(opt "$T/master")" ]
+	awk -v x="$(opt "$T/tf32")" 'BEGIN { exit !(x > 0) }'
+}
+
+@test "pn-sum counts a decomposed row whose parts a model predicts in an unseen precision as by models, not as the roofline's" {
+	# a bmm train row splits into bmm parts, which the fp32 bmm model
+	# predicts through their fp32 twins
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "phase") k = i; print; next } { $k = "train"; print }' "$F/bmm.tsv" >"$T/n.tsv"
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" $G -d TC --per-layer --precision bf16 "$T/n.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column rule "$T/out")" = decomposed ]
+	[ "$(column source "$T/out")" = extrapolated ]
+	[[ "$(cat "$T/err")" == "pn-sum: warning: $T/n.tsv: no model was fitted on precision bf16: 0 rows predicted by the roofline alone (checked against fp32 measurements only), 1 by models, extrapolated in precision"* ]]
 }

@@ -325,10 +325,15 @@ static int vgg(pn_arch *a, int depth, pn_arch_err *e)
 		x = pool(a, nm, 1, "max", c, x, 2, 2, 0);
 		cin = c;
 	}
-	if (x != 7) {
+	if (x > 7) {
 		/* AdaptiveAvgPool2d(7), as windows of one size */
 		double s = floor(x / 7);
 		pool(a, "avgpool", 1, "avg", 512, x, x - 6 * s, s, 0);
+	} else if (x < 7) {
+		/* AdaptiveAvgPool2d(7) of a smaller map (images below 224)
+		 * spreads each value over the 7 x 7 output: a pass writing
+		 * that output, as a copy of its 512 x 49 elements */
+		vec(a, "avgpool", 1, PN_ELEMENTWISE, "copy", 1, 49, 512);
 	}
 	dense(a, "fc6", 1, 1, 25088, 4096, 1, PN_ACT_RELU);
 	drop(a, "drop6", 1, 0.5, 1, 1, 4096);
@@ -521,6 +526,10 @@ static int stack_item(pn_arch *a, const char *it, size_t len, int idx,
 {
 	char nm[32], *end;
 	if (len == 1 && (*it == 'M' || *it == 'A')) {
+		if (*flat)
+			return afail(e, 0, "item '%c': a pool after a dense "
+				     "layer (fN flattens the map; convs and "
+				     "pools come before it)", *it);
 		double y = *it == 'M' ? floor(*x / 2) : 1;
 		if (y < 1)
 			return afail(e, 0, "image %ld is too small: the "
@@ -544,8 +553,12 @@ static int stack_item(pn_arch *a, const char *it, size_t len, int idx,
 		*flat = (double)n;
 		return 0;
 	}
-	if (*flat || *it < '1' || *it > '9')
+	if (*it < '1' || *it > '9')
 		return 1;
+	if (*flat)
+		return afail(e, 0, "item '%.*s': a conv after a dense layer "
+			     "(fN flattens the map; convs and pools come "
+			     "before it)", (int)len, it);
 	long ch = strtol(it, &end, 10), k = 3, s = 1;
 	if (*end == 'k' && end[1] >= '1' && end[1] <= '9')
 		k = strtol(end + 1, &end, 10);
@@ -659,6 +672,17 @@ static double key_prob(cfgr *c, const char *k, double def)
 	return v->num;
 }
 
+/* A dropout rate: a probability below 1 (a network row's dropout column
+ * is in [0, 1): a rate of 1 drops every value, and trains nothing). */
+static double key_drop(cfgr *c, const char *k, double def)
+{
+	double p = key_prob(c, k, def);
+	if (!c->bad && p >= 1)
+		c->bad = afail(c->e, key(c, k)->line, "'%s' must be a "
+			       "dropout rate below 1, not 1", k);
+	return p;
+}
+
 /* Whether a soft-capping key is on: absent (the class's default on), or
  * a positive number; off when null or 0. */
 static int key_cap(cfgr *c, const char *k)
@@ -755,8 +779,8 @@ static void read_bert(cfgr *c, tf *t)
 	t->P = key_whole(c, "max_position_embeddings", 512);
 	t->types = key_whole(c, "type_vocab_size", 2);
 	t->act = key_act(c, "hidden_act", "gelu");
-	t->drop = t->embdrop = key_prob(c, "hidden_dropout_prob", 0.1);
-	t->attdrop = key_prob(c, "attention_probs_dropout_prob", 0.1);
+	t->drop = t->embdrop = key_drop(c, "hidden_dropout_prob", 0.1);
+	t->attdrop = key_drop(c, "attention_probs_dropout_prob", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->post = t->mlm = 1;
 	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
@@ -771,9 +795,9 @@ static void read_gpt2(cfgr *c, tf *t)
 	t->V = key_whole(c, "vocab_size", -1);
 	t->P = key_whole(c, "n_positions", -1);
 	t->act = key_act(c, "activation_function", "gelu_new");
-	t->drop = key_prob(c, "resid_pdrop", 0.1);
-	t->embdrop = key_prob(c, "embd_pdrop", 0.1);
-	t->attdrop = key_prob(c, "attn_pdrop", 0.1);
+	t->drop = key_drop(c, "resid_pdrop", 0.1);
+	t->embdrop = key_drop(c, "embd_pdrop", 0.1);
+	t->attdrop = key_drop(c, "attn_pdrop", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
 }
@@ -782,8 +806,8 @@ static void read_neox(cfgr *c, tf *t)
 {
 	read_sizes(c, t, "intermediate_size");
 	t->act = key_act(c, "hidden_act", "gelu");
-	t->drop = key_prob(c, "hidden_dropout", 0);
-	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->drop = key_drop(c, "hidden_dropout", 0);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 0);
 	t->qkv_bias = t->o_bias = key_bool(c, "attention_bias", 1);
 	t->mlp_bias = t->rotary = 1;
@@ -795,9 +819,9 @@ static void read_opt(cfgr *c, tf *t)
 	t->P = key_whole(c, "max_position_embeddings", 2048) + 2;
 	t->Poff = 2;
 	t->act = key_act(c, "activation_function", "relu");
-	t->drop = t->embdrop = key_prob(c, "dropout", 0.1);
-	t->attdrop = key_prob(c, "attention_dropout", 0);
-	t->actdrop = key_prob(c, "activation_dropout", 0);
+	t->drop = t->embdrop = key_drop(c, "dropout", 0.1);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
+	t->actdrop = key_drop(c, "activation_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias =
 		key_bool(c, "enable_bias", 1);
@@ -818,7 +842,7 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	t->act = gemma && key(c, "hidden_activation") ?
 		 key_act(c, "hidden_activation", "gelu_pytorch_tanh") :
 		 key_act(c, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
-	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", gemma);
 	t->embscale = gemma;
 	if (gemma2) {
@@ -828,8 +852,8 @@ static void read_llama(cfgr *c, tf *t, const char *type)
 	}
 	if (strcmp(type, "phi3") == 0) {
 		t->fused = 1;
-		t->drop = key_prob(c, "resid_pdrop", 0);
-		t->embdrop = key_prob(c, "embd_pdrop", 0);
+		t->drop = key_drop(c, "resid_pdrop", 0);
+		t->embdrop = key_drop(c, "embd_pdrop", 0);
 	}
 	int qwen = strcmp(type, "qwen2") == 0;
 	t->o_bias = qwen ? 0 : key_bool(c, "attention_bias", 0);
@@ -854,8 +878,8 @@ static void read_falcon(cfgr *c, tf *t)
 		key_bool(c, "multi_query", 1) ? 1 : t->h;
 	t->I = key_whole(c, "ffn_hidden_size", 4 * t->E);
 	t->act = 'g';
-	t->drop = key_prob(c, "hidden_dropout", 0);
-	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->drop = key_drop(c, "hidden_dropout", 0);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias = key_bool(c, "bias", 0);
 	t->alibi = key_bool(c, "alibi", 0);
@@ -870,9 +894,9 @@ static void read_phi(cfgr *c, tf *t)
 	read_sizes(c, t, "intermediate_size");
 	t->kv = key_whole(c, "num_key_value_heads", t->h);
 	t->act = key_act(c, "hidden_act", "gelu_new");
-	t->drop = key_prob(c, "resid_pdrop", 0);
-	t->embdrop = key_prob(c, "embd_pdrop", 0);
-	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->drop = key_drop(c, "resid_pdrop", 0);
+	t->embdrop = key_drop(c, "embd_pdrop", 0);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 0);
 	t->qkv_bias = t->o_bias = t->mlp_bias = t->headbias = 1;
 	t->rotary = t->parallel = t->pardrop = 1;
@@ -899,8 +923,8 @@ static void read_bloom(cfgr *c, tf *t)
 	t->V = key_whole(c, "vocab_size", -1);
 	t->I = 4 * t->E;
 	t->act = 'g';
-	t->drop = key_prob(c, "hidden_dropout", 0);
-	t->attdrop = key_prob(c, "attention_dropout", 0);
+	t->drop = key_drop(c, "hidden_dropout", 0);
+	t->attdrop = key_drop(c, "attention_dropout", 0);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->qkv_bias = t->o_bias = t->mlp_bias = 1;
 	t->alibi = t->fused = t->embnorm = 1;
@@ -921,7 +945,7 @@ static void read_t5(cfgr *c, tf *t)
 	if (t->act == 'G')
 		t->act = 'g', t->gated = 1;
 	t->drop = t->embdrop = t->attdrop = t->actdrop =
-		key_prob(c, "dropout_rate", 0.1);
+		key_drop(c, "dropout_rate", 0.1);
 	t->tied = key_bool(c, "tie_word_embeddings", 1);
 	t->rms = t->t5 = 1;
 }

@@ -163,6 +163,7 @@
  *   'n_head' must be a whole number of at least 1, not a string
  *   'tie_word_embeddings' must be true or false
  *   'dropout' must be a probability from 0 to 1
+ *   'dropout' must be a dropout rate below 1, not 1
  *   unknown hidden_act 'mish' (one of: gelu, gelu_new, ...)
  *   gated-gelu is a feed_forward_proj of t5 only
  *   the 7 heads do not divide the hidden size 768

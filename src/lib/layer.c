@@ -606,6 +606,14 @@ const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
 {
 	int i = numdim(name);
 	if (i >= 0) {
+		/* a dimension of another type: none, as a row writes it */
+		const char *cols[32];
+		int n = pn_layer_columns(l->type, PN_LC_VECOP | PN_LC_TRAINING |
+					 PN_LC_INPUT_GRAD, cols), k = 0;
+		while (k < n && strcmp(cols[k], name) != 0)
+			k++;
+		if (k == n)
+			return "NA";
 		pn_fmt_num(buf, pn_layer_get(l, name));
 		return buf;
 	}

@@ -327,7 +327,8 @@ int pn_layer_columns(pn_layer_type t, int flags, const char **cols);
 int pn_layer_masks(const pn_layer *l);
 
 /* The value of column name of l, at precision prec, as written in a layer
- * row: type and enumerated names, numbers in their shortest form (pass:
+ * row: type and enumerated names, numbers in their shortest form, NA for
+ * a dimension (or bias) that its type does not have (pass:
  * train or fwd from l->train; input_grad: 0 or 1 from l->no_input_grad).  Returns buf (32 bytes) or a constant
  * string; NULL when name is no column of the contract. */
 const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,

@@ -64,7 +64,8 @@
  * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops (the
  * better of oneDNN's and OpenBLAS's measured sgemm), which every precision
  * falls back to, and bf16_gflops where the CPU has native bf16.  An fp32
- * GEMM-like row other than conv2d has the BLAS's rate, blas_fp32_gflops,
+ * (and tf32: on a CPU the same fp32 GEMM) GEMM-like row other than conv2d
+ * has the BLAS's rate, blas_fp32_gflops,
  * where the row gives it: PyTorch runs Linear, bmm (attention's products)
  * and its CPU RNN, LSTM and GRU cells through the BLAS it links (OpenBLAS
  * on Debian), convolutions through oneDNN (pn-time --cpu-spec measures

@@ -77,13 +77,16 @@ static int next_line(pn_tsv *t, char **s, size_t *n)
 }
 
 /* Split s in place at tabs into at most max fields; returns the count
- * (which may exceed max: extra fields are counted, not stored). */
+ * (which may exceed max: extra fields are counted, not stored), or -1 when
+ * s holds a NUL byte (binary data: a field would end there unseen). */
 static int split(char *s, size_t n, char **f, size_t *len, int max)
 {
 	int k = 0;
 	char *end = s + n, *start = s;
 	/* fields are short: a byte loop beats memchr's call per field */
 	for (;; s++) {
+		if (s != end && *s == '\0')
+			return -1;
 		if (s == end || *s == '\t') {
 			if (k < max) {
 				f[k] = start;
@@ -112,6 +115,9 @@ pn_tsv *pn_tsv_open(const char *path)
 	if (!next_line(t, &s, &n))
 		pn_die_at(PN_EXIT_DATA, t->shown, 0, "empty input (no header)");
 	int nc = split(s, n, NULL, NULL, 0);
+	if (nc < 0)
+		pn_die_at(PN_EXIT_DATA, t->shown, 1, "a NUL byte in the line "
+			  "(binary data, not TSV)");
 	t->ncols = nc;
 	t->names = pn_xcalloc((size_t)nc, sizeof *t->names);
 	t->f = pn_xcalloc((size_t)nc, sizeof *t->f);
@@ -173,6 +179,9 @@ int pn_tsv_col(const pn_tsv *t, const char *name)
 /* Die: the row at line has k fields, not the header's count. */
 static _Noreturn void die_fields(const pn_tsv *t, long line, int k)
 {
+	if (k < 0)
+		pn_die_at(PN_EXIT_DATA, t->shown, line, "a NUL byte in the "
+			  "line (binary data, not TSV)");
 	pn_die_at(PN_EXIT_DATA, t->shown, line, "expected %d field%s, found %d",
 		  t->ncols, t->ncols == 1 ? "" : "s", k);
 }
