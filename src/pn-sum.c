@@ -1801,12 +1801,14 @@ static void max_batches(const options *o, const pn_network *net,
  * pg[] (PN_STEP_*; 0 without the cost): the saved activations' in fwd_ms
  * and the gradients' in bwd_ms, or in train_ms when the network has no
  * rows of that phase (whole train rows), the optimizer's temporaries in
- * opt_ms.  The fresh bytes are 0 without training rows. */
+ * opt_ms.  The fresh bytes are 0 without training rows.  On a GPU none:
+ * its step's tensors are device memory, which a framework's caching
+ * allocator keeps from step to step (no page of the host is touched). */
 static void page_costs(const pn_framework *fw, const pn_network *net,
 		       const result *r, double *pg)
 {
 	double ms = pn_framework_cost(fw, "step.page") / 4096 / 1e3;
-	if (!(ms > 0))
+	if (!(ms > 0) || !pn_gpu_is_cpu(r->g))
 		return;
 	pg[has_phase(net, PN_PH_FWD) ? PN_PH_FWD : PN_PH_TRAIN] +=
 		r->fresh[PN_MEM_AT_FWD] * ms;

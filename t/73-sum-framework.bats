@@ -70,16 +70,25 @@ refused() {
 	cmp "$T/out" "$F/layers.expected"
 }
 
-# paged COST: the shipped test profile plus step.page COST, in $T/p.tsv
-paged() { cp "$F/profile.tsv" "$T/p.tsv"; printf 'step.page\t%s\t\n' "$1" >>"$T/p.tsv"; }
+# paged COST: the shipped test profile plus step.page COST, in $T/p.tsv;
+# and $C, $A on UCPU: UNIT as a CPU (arch CPU-AVX2), whose steps fault
+# their pages in (on a GPU none are)
+paged() {
+	cp "$F/profile.tsv" "$T/p.tsv"
+	printf 'step.page\t%s\t\n' "$1" >>"$T/p.tsv"
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+		$1 == "UNIT" { $c["name"] = "UCPU"; $c["aliases"] = "NA"; $c["arch"] = "CPU-AVX2"; print }' \
+		"$FIX/sum/gpus.tsv" >"$T/cpu.tsv"
+	C="--fallback roofline -g $T/cpu.tsv -d UCPU -b 4"
+}
 
 @test "pn-sum --framework's step.page charges a step's saved activations and gradients to train_ms, Adam's two temporaries to opt_ms" {
 	head -n 2 "$F/net.tsv" >"$T/net.tsv"
-	pn-sum $A --per-layer "$T/net.tsv" >"$T/rows"
-	pn-sum $A --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
 	# 4096 us a page: 0.001 ms a byte
 	paged 4096
-	run_io pn-sum $A --framework "$T/p.tsv" "$T/net.tsv"
+	pn-sum $C --per-layer "$T/net.tsv" >"$T/rows"
+	pn-sum $C --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	run_io pn-sum $C --framework "$T/p.tsv" "$T/net.tsv"
 	[ "$status" -eq 0 ]
 	[ ! -s "$T/err" ]
 	w=$(col "$T/rows" weights_bytes 1)
@@ -93,20 +102,33 @@ paged() { cp "$F/profile.tsv" "$T/p.tsv"; printf 'step.page\t%s\t\n' "$1" >>"$T/
 
 @test "pn-sum --framework's step.page charges SGD without momentum no optimizer temporaries" {
 	head -n 2 "$F/net.tsv" >"$T/net.tsv"
-	pn-sum $A --optimizer sgd --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
 	paged 4096
-	run_io pn-sum $A --optimizer sgd --framework "$T/p.tsv" "$T/net.tsv"
+	pn-sum $C --optimizer sgd --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	run_io pn-sum $C --optimizer sgd --framework "$T/p.tsv" "$T/net.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(col "$T/out" opt_ms 1)" = "$(col "$T/without" opt_ms 1)" ]
 	[ "$(col "$T/out" train_ms 1)" != "$(col "$T/without" train_ms 1)" ]
 }
 
+@test "pn-sum --framework's step.page costs a GPU's training step nothing" {
+	head -n 2 "$F/net.tsv" >"$T/net.tsv"
+	paged 4096
+	pn-sum $A --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	run_io pn-sum $A --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	cmp "$T/out" "$T/without"
+	# the same step on the CPU twin pays its pages
+	pn-sum $C --framework "$F/profile.tsv" "$T/net.tsv" >"$T/cwithout"
+	pn-sum $C --framework "$T/p.tsv" "$T/net.tsv" >"$T/cpu"
+	! cmp -s "$T/cpu" "$T/cwithout"
+}
+
 @test "pn-sum --framework's step.page costs an inference network nothing" {
 	printf 'name\tlayer\top\tphase\tbatch\tin_features\tout_features\tbias\tprecision\toptimizer\n' >"$T/net.tsv"
 	printf 'fc\tdense\tdense\tfwd\t1\t64\t32\t1\tfp32\tnone\n' >>"$T/net.tsv"
-	pn-sum $A --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
 	paged 4096
-	run_io pn-sum $A --framework "$T/p.tsv" "$T/net.tsv"
+	pn-sum $C --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
+	run_io pn-sum $C --framework "$T/p.tsv" "$T/net.tsv"
 	[ "$status" -eq 0 ]
 	cmp "$T/out" "$T/without"
 }
