@@ -109,7 +109,26 @@ typedef struct {
 	const pn_gpu *const *dev;       /* the GPUs being predicted */
 	char *all, *at;
 	int strict;
+	double batch;                   /* the batch being predicted */
 } domains;
+
+/* A model's prediction v (ms) for slot j (row j % n on GPU j / n; part:
+ * the part of its training step, or NULL): dies unless a time, 0 or more
+ * and finite (a model without a log target can go below 0). */
+static void check_time(const domains *dm, size_t j, double v,
+		       const char *part)
+{
+	if (v >= 0 && isfinite(v))
+		return;
+	const pn_network *net = dm->net;
+	long i = (long)(j % (size_t)net->n);
+	pn_die_at(PN_EXIT_DATA, net->path, net->r[i].line, "%s%spredicted %g "
+		  "ms on %s at batch %g: no time (below 0 or beyond a double; "
+		  "a model fitted without a log target, pn-fit "
+		  "--no-log-target, can go below 0)", part ? part : "",
+		  part ? " of the training step " : "", v,
+		  dm->dev[j / (size_t)net->n]->name, dm->batch);
+}
 
 /* Rows queued before a flush: one family->predict call per model and
  * flush, so queue many (xgboost's threads cost ~1 ms per call). */
@@ -308,6 +327,8 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		domain_keep(&mp->dom, mp->pending[j], twin_why(&mp->tw, j,
 			    pn_predictor_domain(mp->p, j)), NULL);
 		t[mp->pending[j]] = mp->out[j] * mp->tw.scale[j];
+		check_time(&mp->dom, (size_t)mp->pending[j],
+			   t[mp->pending[j]], NULL);
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
 				mp->which[j], 0, mp->level);
@@ -623,6 +644,8 @@ static void part_flush(stepper *st, double *sp, const factors *pk)
 	pn_predictor_flush_models(pp->p, pp->out, pp->which);
 	for (size_t q = 0; q < n; q++) {
 		long j = pp->pending[q];
+		check_time(st->dom, (size_t)j, pp->out[q] * pp->tw.scale[q],
+			   pp->what[q]);
 		domain_keep(st->dom, j, twin_why(&pp->tw, q,
 			    pn_predictor_domain(pp->p, q)), pp->what[q]);
 		sp[j * PN_STEP_NPHASES + pp->phase[q]] += pp->out[q] *
@@ -872,6 +895,8 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	factors pk = factors_new(nt, k->one != NULL);
 	memset(sp, 0, nt * PN_STEP_NPHASES * sizeof *sp);
 	mp->dom.dev = dev;
+	mp->dom.net = net;
+	mp->dom.batch = batch;
 	if (mp->dom.at)
 		memset(mp->dom.at, 0, nt * PN_DOMAIN_WHY);
 	for (size_t j = 0; pk.one && j < nt; j++)
@@ -912,18 +937,9 @@ static void predict(const pn_network *net, const unsigned char *bymodel,
 	overhead_add(st, net, nt, t, sp);
 	free(pk.one);
 	free(pk.sum);
-	/* a model without a log target can go below 0, and any beyond a
-	 * double: no time, and no sum of them is one */
+	/* each prediction was checked; their sums may still pass a double */
 	for (size_t j = 0; j < nt; j++)
-		if (!(t[j] >= 0 && isfinite(t[j]))) {
-			long i = (long)(j % (size_t)net->n);
-			pn_die_at(PN_EXIT_DATA, net->path, net->r[i].line,
-				  "predicted %g ms on %s at batch %g: no time "
-				  "(below 0 or beyond a double; a model fitted "
-				  "without a log target, pn-fit --no-log-target, "
-				  "can go below 0)", t[j],
-				  dev[j / (size_t)net->n]->name, batch);
-		}
+		check_time(&mp->dom, j, t[j], NULL);
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -1324,11 +1340,12 @@ static unsigned char *sources(const pn_modelset *ms, const pn_network *net,
 	return src;
 }
 
-/* Say once on stderr when rows are in a precision that their type's
- * model was not fitted on (a type without a model: any but fp32), by
- * their sources (src, step_sources' too): predicted by the roofline alone
- * (checked against fp32 measurements only), or by models, in part or
- * whole, extrapolated in precision (the fp32 twin, unit_twin). */
+/* Say once on stderr when rows are in a precision nothing that predicts
+ * them was fitted on, by their sources (src, step_sources' too): a row of
+ * the roofline alone in any but fp32 (checked against fp32 measurements
+ * only), a row of models, in part or whole, in a precision its type's
+ * model did not see (any but fp32 for a type without one: its parts'
+ * models), extrapolated in precision (the fp32 twin, unit_twin). */
 static void warn_precisions(const pn_modelset *ms, const pn_network *net,
 			    const unsigned char *src)
 {
@@ -1336,8 +1353,8 @@ static void warn_precisions(const pn_modelset *ms, const pn_network *net,
 	int unseen[PN_NPREC] = {0};
 	for (long i = 0; i < net->n; i++) {
 		const pn_netrow *r = &net->r[i];
-		const pn_model *m = ms ? pn_modelset_find(ms,
-			pn_layer_name(r->l.type)) : NULL;
+		const pn_model *m = ms && src[i] != SRC_ROOFLINE ?
+			pn_modelset_find(ms, pn_layer_name(r->l.type)) : NULL;
 		if (m ? pn_domain_saw(m, PN_DOM_PRECISION,
 				      pn_prec_name(r->prec)) :
 			r->prec == PN_FP32)
@@ -1914,7 +1931,7 @@ int main(int argc, char **argv)
 	if (ms) {
 		model_init(&mp, ms, &net);
 		mp.dom = (domains){&net, NULL, pn_xcalloc((size_t)net.n *
-			(size_t)ndev, PN_DOMAIN_WHY), NULL, o.strict};
+			(size_t)ndev, PN_DOMAIN_WHY), NULL, o.strict, 0};
 		mp.dom.at = mp.dom.all;
 		st.dom = &mp.dom;
 	}

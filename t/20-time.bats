@@ -389,12 +389,24 @@ listed_llc() {
 	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec" 2>/dev/null
 	f=$XDG_CACHE_HOME/pn/cpu-spec-1t.tsv
 	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
-		{ $c["l2_mb"] = 12345; sub(/l2_mb the last-level cache [^;]*/, "l2_mb holds the last-level cache", $c["source"]); print }' \
+		{ $c["l2_mb"] = 12345; sub(/l2_mb the last-level cache [^)]*\)/, "l2_mb holds the last-level cache", $c["source"]); print }' \
 		"$BATS_TEST_TMPDIR/spec" >"$f"
 	grep -q 'l2_mb holds the last-level cache' "$f"
 	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/again" 2>/dev/null
 	[ "$(column "$BATS_TEST_TMPDIR/again" l2_mb)" != 12345 ]
 	[[ "$(column "$BATS_TEST_TMPDIR/again" source)" == *"l2_mb the last-level cache "* ]]
+}
+
+@test "pn-time --cpu-spec measures again a cached row whose measurement no measurement gives: below 0, nan" {
+	export XDG_CACHE_HOME="$BATS_TEST_TMPDIR/cache"
+	pn-time --cpu-spec >"$BATS_TEST_TMPDIR/spec" 2>/dev/null
+	f=$XDG_CACHE_HOME/pn/cpu-spec-1t.tsv
+	for v in -5 nan; do
+		awk -F'\t' -v OFS='\t' -v v="$v" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+			{ $c["fp32_gflops"] = v; print }' "$BATS_TEST_TMPDIR/spec" >"$f"
+		pn-time --cpu-spec >"$BATS_TEST_TMPDIR/again" 2>/dev/null
+		awk -v x="$(column "$BATS_TEST_TMPDIR/again" fp32_gflops)" 'BEGIN { exit !(x ~ /^[0-9.]+$/ && x + 0 > 0) }'
+	done
 }
 
 @test "pn-time --cpu-spec gives OpenBLAS's sgemm rate, named in its source, in blas_fp32_gflops" {

@@ -64,15 +64,20 @@ stored() {
 	[[ "$(cat "$T/err")" == *": mem_bw_gbs $(val "$NOW" mem_bw_gbs) now, $(val stored.tsv mem_bw_gbs) stored (-20%); re-measure"* ]]
 }
 
-@test "pn-time --cpu-spec takes a last-level cache within 50% of the stored one as the same machine" {
-	stored l2_mb 'v * 1.4'
-	run_io pn-time --cpu-spec -g stored.tsv
-	[ "$status" -eq 0 ]
-	[ ! -s "$T/err" ]
+@test "pn-time --cpu-spec takes a last-level cache within 2x of the stored one either way as the same machine" {
+	for f in 'v * 1.9' 'v / 1.9'; do
+		stored l2_mb "$f"
+		run_io pn-time --cpu-spec -g stored.tsv
+		[ "$status" -eq 0 ]
+		[ ! -s "$T/err" ]
+	done
 	stored l2_mb 'v * 3'
 	run_io pn-time --cpu-spec -g stored.tsv
 	[ "$status" -eq 0 ]
 	[[ "$(cat "$T/err")" == *": l2_mb $(val "$NOW" l2_mb) now, $(val stored.tsv l2_mb) stored (-67%); re-measure"* ]]
+	stored l2_mb 'v / 3'
+	run_io pn-time --cpu-spec -g stored.tsv
+	[[ "$(cat "$T/err")" == *": l2_mb $(val "$NOW" l2_mb) now, $(val stored.tsv l2_mb) stored (+200%); re-measure"* ]]
 }
 
 @test "pn-time --cpu-spec takes another core count as another machine" {

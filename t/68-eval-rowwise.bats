@@ -16,7 +16,7 @@ setup_file() {
 			print "layernorm", b, 1, d, "UNIT", 0.01 + b * d / 1e6 + (b < 64) * 0.02 }' |
 		pn-featurize $G >"$BATS_FILE_TMPDIR/one.tsv"
 	pn-fit -f xgb -p rounds=50 -s 1 -o "$BATS_FILE_TMPDIR/one.model" "$BATS_FILE_TMPDIR/one.tsv"
-	awk -F'\t' -v OFS='\t' 'NR == 1 { print; next } { s = 2 ^ (NR % 3); $2 = $2 >= s ? $2 / s : $2; $3 = $2 >= s ? s : 1; print }' \
+	awk -F'\t' -v OFS='\t' 'NR == 1 { print; next } { s = 2 ^ (NR % 3); if ($2 >= s) { $2 /= s; $3 = s } print }' \
 		"$BATS_FILE_TMPDIR/one.tsv" | pn-fit -f xgb -p rounds=50 -s 1 -o "$BATS_FILE_TMPDIR/some.model"
 }
 
@@ -55,4 +55,17 @@ rows() {
 	run_io pn-eval -m "$BATS_FILE_TMPDIR/some.model" r.tsv
 	[ "$status" -eq 0 ]
 	[[ "$(column domain "$T/out")" == *"seq_len>4"* ]]
+}
+
+@test "pn-eval --logo reads a row-wise row as its batch x seq_len rows by the fold model too, whose model saw seq_len 1 alone" {
+	# the seq_len-1 rows on three GPUs, a fold model for each
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "device") k = i; print; next }
+		{ print; $k = "HALF"; print; $k = "NOPRICE"; print }' "$BATS_FILE_TMPDIR/one.tsv" |
+		cut -f1-6 | pn-featurize $G >three.tsv
+	pn-fit -f xgb -p rounds=20 -s 1 --logo --keep-folds -o logo.model three.tsv
+	rows 8 16 128 1 >r.tsv
+	run_io pn-eval -m logo.model --logo r.tsv
+	[ "$status" -eq 0 ]
+	[ "$(column pred_ms "$T/out" | sort -u | wc -l)" -eq 1 ]
+	[ "$(column domain "$T/out" | sort -u)" = "-" ]
 }

@@ -119,6 +119,16 @@ setup_file() {
 	[ ! -e "$T/sum.tsv" ]
 }
 
+@test "pn-sum refuses a part of a training step predicted below 0 ms, naming the part" {
+	awk -F'\t' -v OFS='\t' 'NR == 1 { print; next } { $NF = 10 - 2 * $2 * $3 * $4 * $5 / 1e9; print }' "$F/bmm-train.tsv" |
+		pn-featurize $G | pn-fit -f lr --no-log-target -F flops -o "$T/down.model"
+	printf 'name\tlayer\tphase\tbatch\tm\tn\tk\nbig\tbmm\ttrain\t1\t4096\t4096\t4096\n' >"$T/n.tsv"
+	run_io pn-sum -m "$T/down.model" --fallback roofline $G -d UNIT -o "$T/sum.tsv" "$T/n.tsv"
+	[ "$status" -eq 1 ]
+	[[ "$(cat "$T/err")" == "pn-sum: $T/n.tsv:2: "*" of the training step predicted -"*" ms on UNIT at batch 1: no time"* ]]
+	[ ! -e "$T/sum.tsv" ]
+}
+
 @test "pn-sum refuses a model whose features name a dimension its rows' type does not have, as pn-eval does" {
 	# a bmm model on m and flops, relabelled as dense's: a dense row has no m
 	pn-featurize $G "$F/bmm-train.tsv" | pn-fit -f lr --no-log-target -F m,flops -o "$T/b.model"

@@ -21,6 +21,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "cpu.h"
+#include "drift.h"
 #include "err.h"
 #include "gpuspec.h"
 #include "rng.h"
@@ -378,54 +379,104 @@ static double read_gbs(const float *a, double mb)
 	return best;
 }
 
-/* The last-level cache one thread gets, in MB: the working set at which
- * its read rate falls below the geometric mean of its rate from the last
- * cache and from memory, as featurize.c's hit ratio 1 / (1 + r^2) is one
- * half where a row's traffic is the cache's size.  A VM's slice of a
- * shared cache is less than the cache the system lists (a 2-core VM of a
- * Xeon listing 300 MB reads 29 GB/s to 64 MB, 10-11 from 256 MB on).
- * Working sets from 4 x the L2 to 4 x the listed cache (256 MB at least;
- * at most an eighth of memory and 2 GB), doubling; at most the listed size.
- * The listed size where the rates show no cache (memory within 20% of the
- * best rate) or memory is short; *how says why, NULL when measured. */
-static double llc_eff_mb(double listed, const char **how)
+/* The bytes of memory this process may use, in MB: the machine's, or its
+ * cgroup's limit where that is less (a container's memory.max). */
+static double usable_mb(void)
 {
-	double l2 = cache_mb(2), lo = isnan(l2) ? 4 : 4 * l2;
-	double hi = fmin(fmax(isnan(listed) ? 256 : 4 * listed, 256), 2048);
 	double mem = (double)sysconf(_SC_PHYS_PAGES) *
 		     (double)sysconf(_SC_PAGESIZE) / 1048576;
+	FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+	if (f) {
+		double v;
+		if (fscanf(f, "%lf", &v) == 1 && v > 0 && v / 1048576 < mem)
+			mem = v / 1048576;
+		fclose(f);
+	}
+	return mem;
+}
+
+/* One sweep over the working sets mb[0..k) of a: the size at which one
+ * thread's read rate falls below the harmonic mean of its best rate (the
+ * cache's) and its rate from the largest set (memory's), interpolated in
+ * log size; NAN when the rates show no cache (the best within 20% of
+ * memory's). */
+static double llc_sweep(const float *a, const double *mb, int k)
+{
+	double gbs[16];
+	int top = 0;
+	for (int i = 0; i < k; i++) {
+		gbs[i] = read_gbs(a, mb[i]);
+		if (gbs[i] > gbs[top])
+			top = i;
+	}
+	double hi = gbs[top], lo = gbs[k - 1];
+	if (!(hi >= 1.2 * lo))
+		return NAN;
+	double cut = 2 / (1 / hi + 1 / lo);
+	for (int i = top + 1; i < k; i++)
+		if (gbs[i] < cut) {
+			double f = log(gbs[i - 1] / cut) /
+				   log(gbs[i - 1] / gbs[i]);
+			return mb[i - 1] * pow(mb[i] / mb[i - 1], f);
+		}
+	return NAN;
+}
+
+/* qsort's order of doubles, NAN last */
+static int by_value(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return (a > b) - (a < b);
+}
+
+/* The last-level cache one thread gets, in MB: the working set at which
+ * its read rate falls to the harmonic mean of its rates from the cache
+ * and from memory, the size at which featurize.c's model of a row's
+ * traffic (the share 1 / (1 + r^2) from the cache at its rate, the rest
+ * at memory's) reads half from each.  A VM's share of a shared cache is
+ * less than the cache the system lists (a 2-core VM of a Xeon listing
+ * 300 MB reads 29 GB/s to 64 MB, 10-11 from 256 MB on).  Working sets
+ * from 4 x the L2 to 4 x the listed cache (256 MB at least, 1 GB at most,
+ * an eighth of the memory this process may use), doubling; the median of
+ * three sweeps; at most the listed size.  The listed size, and *how says
+ * why (else NULL), where the sweep cannot reach 2 x the listed size, the
+ * L2 is the last level, or the rates show no cache. */
+static double llc_eff_mb(double listed, const char **how)
+{
+	double l2 = cache_mb(2), lo = l2 > 0 ? 4 * l2 : 4;
+	double hi = fmin(fmax(listed > 0 ? 4 * listed : 256, 256), 1024);
+	hi = fmin(hi, usable_mb() / 8);
 	*how = "too little memory to measure it";
-	if (mem / 8 < hi)
-		hi = mem / 8;
-	if (hi < 2 * lo)
+	if (hi < 2 * lo || (listed > 0 && hi < 2 * listed))
 		return listed;
+	*how = "its L2 is its last level";
+	if (listed > 0 && lo >= listed)
+		return listed;
+	*how = "too little memory to measure it";
 	size_t n = (size_t)(hi * 1048576 / sizeof(float));
 	float *a = malloc(n * sizeof *a);
 	if (!a)
 		return listed;
 	for (size_t i = 0; i < n; i++)
 		a[i] = 1;
-	double mb[16], gbs[16];
-	int k = 0, top = 0;
-	for (double s = lo; s <= hi * 1.0001 && k < 16; s *= 2, k++) {
-		mb[k] = s;
-		gbs[k] = read_gbs(a, s);
-		if (gbs[k] > gbs[top])
-			top = k;
-	}
+	double mb[16], eff[3];
+	int k = 0;
+	for (double s = lo; s <= hi * 1.0001 && k < 16; s *= 2)
+		mb[k++] = s;
+	for (int r = 0; r < 3; r++)
+		eff[r] = llc_sweep(a, mb, k);
 	free(a);
-	double cut = sqrt(gbs[top] * gbs[k - 1]), eff = listed;
+	/* the median of three; of two where one sweep saw no cache */
+	qsort(eff, 3, sizeof *eff, by_value);
+	int nok = !isnan(eff[0]) + !isnan(eff[1]) + !isnan(eff[2]);
 	*how = "its read rates show no cache";
-	if (gbs[top] < 1.2 * gbs[k - 1])
+	if (nok < 2)
 		return listed;
-	for (int i = top + 1; i < k; i++)
-		if (gbs[i] < cut) {
-			double f = log(gbs[i - 1] / cut) / log(gbs[i - 1] / gbs[i]);
-			eff = mb[i - 1] * pow(mb[i] / mb[i - 1], f);
-			*how = NULL;
-			break;
-		}
-	return isnan(listed) || eff < listed ? eff : listed;
+	*how = NULL;
+	double m = nok == 3 ? eff[1] : eff[0] * 0.5 + eff[1] * 0.5;
+	return listed > 0 && m > listed ? listed : m;
 }
 
 /* The spec table's header line (gpuspec.h's columns) into buf. */
@@ -493,9 +544,9 @@ static void measure(char *row, size_t n, int threads)
 		snprintf(sys, sizeof sys, "%.3g MB", listed);
 	if (!how)
 		snprintf(llc, sizeof llc, "l2_mb the last-level cache one thread "
-			 "reads from (the working set at the geometric mean of "
-			 "its cache and memory read rates; the system lists "
-			 "%s)", sys);
+			 "reads from (the working set at the harmonic mean of "
+			 "its cache and memory read rates, the median of three "
+			 "sweeps, where the system lists %s)", sys);
 	else
 		snprintf(llc, sizeof llc, "l2_mb the last-level cache as the "
 			 "system lists it (%s: %s)", sys, how);
@@ -516,6 +567,25 @@ static void measure(char *row, size_t n, int threads)
 		 behind ? ", without the CPU's AVX2" : "", bfsrc, llc, blas);
 }
 
+/* Whether a cached row's measured columns hold what a measurement can:
+ * positive, finite numbers (bf16_gflops NA or one; a hand-edited or
+ * damaged cache is measured again). */
+static int plausible(const char *header, const char *row)
+{
+	pn_gpu g;
+	char name[256];
+	if (pn_drift_parse_row(header, row, &g, name, sizeof name) != 0)
+		return 0;
+	const double must[] = {g.sms, g.cores, g.boost_mhz, g.mem_gb,
+			       g.mem_bw_gbs, g.l2_mb, g.fp32_gflops,
+			       g.blas_fp32_gflops};
+	for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+		if (!(must[i] > 0 && isfinite(must[i])))
+			return 0;
+	return isnan(g.bf16_gflops) || (g.bf16_gflops > 0 &&
+					isfinite(g.bf16_gflops));
+}
+
 void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 {
 	char dir[1024], path[1100], row[2048] = "", name[256], header[1024];
@@ -532,13 +602,15 @@ void pn_cpu_spec(FILE *out, int threads, int remeasure, const char *cache_dir)
 	FILE *f = remeasure ? NULL : fopen(path, "r");
 	if (f) {
 		char line[2048];
-		/* the cached row, if it is this CPU's under today's header
-		 * and from a pn that measures the cache (its source says) */
+		/* the cached row, if it is this CPU's under today's header,
+		 * from a pn that measures the cache (its source says), and
+		 * its measurements numbers that can be */
 		if (fgets(line, sizeof line, f) && strcmp(line, header) == 0 &&
 		    fgets(line, sizeof line, f) &&
 		    strncmp(line, name, strlen(name)) == 0 &&
 		    line[strlen(name)] == '\t' &&
-		    strstr(line, "l2_mb the last-level cache "))
+		    strstr(line, "l2_mb the last-level cache ") &&
+		    plausible(header, line))
 			snprintf(row, sizeof row, "%s", line);
 		fclose(f);
 	}

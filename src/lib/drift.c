@@ -9,13 +9,13 @@
 #include "tsv.h"
 
 const pn_drift_rule pn_drift_cpu[] = {
-	{"fp32_gflops", 0.15}, {"blas_fp32_gflops", 0.15},
-	{"bf16_gflops", 0.15}, {"mem_bw_gbs", 0.15},
-	{"cores", 0}, {"l2_mb", 0.5}, {NULL, 0}
+	{"fp32_gflops", 0.15, 0}, {"blas_fp32_gflops", 0.15, 0},
+	{"bf16_gflops", 0.15, 0}, {"mem_bw_gbs", 0.15, 0},
+	{"cores", 0, 0}, {"l2_mb", 1, 1}, {NULL, 0, 0}
 };
 
 const pn_drift_rule pn_drift_gpu[] = {
-	{"sms", 0}, {"mem_gb", 0.15}, {"l2_mb", 0}, {NULL, 0}
+	{"sms", 0, 0}, {"mem_gb", 0.15, 0}, {"l2_mb", 0, 0}, {NULL, 0, 0}
 };
 
 static const pn_gpu_col *column(const char *name, size_t len)
@@ -69,7 +69,9 @@ int pn_drift_compare(const pn_gpu *now, const pn_gpu *stored,
 		if (!c)
 			PN_BUG("a drift rule of no spec column");
 		double a = *num(now, c), b = *num(stored, c);
-		if (isnan(a) || isnan(b) || fabs(a - b) <= d->tol * fabs(b))
+		if (isnan(a) || isnan(b) || (d->factor ? a > 0 && b > 0 &&
+		    fabs(log(a / b)) <= log1p(d->tol) + 1e-12 : fabs(a - b) <=
+		    d->tol * fabs(b)))
 			continue;
 		char va[32], vb[32];
 		pn_fmt_num(va, a);

@@ -15,13 +15,14 @@
  *   mem_bw_gbs        15%        within about 10%; the drift seen in
  *                                practice is 1.3x to 2x
  *   cores, sms        exact      counted: another count is another machine
- *   l2_mb (CPU)       50%        measured: the working set where one
- *                                thread's read rate leaves the cache (a
- *                                VM's share of a shared cache moves with
- *                                its neighbours: 73.6-112 MB in six runs
- *                                on one 2-core Xeon VM; a row measured
- *                                before pn did holds the size sysfs
- *                                lists)
+ *   l2_mb (CPU)       2x         measured: the working set where one
+ *                        either way  thread's read rate leaves the cache
+ *                                (the median of three sweeps); a VM's
+ *                                share of a shared cache moves with its
+ *                                neighbours (one sweep: 47-112 MB on a
+ *                                2-core Xeon VM, some runs under load).
+ *                                A row of a pn before the measurement
+ *                                holds the size sysfs lists
  *   l2_mb (GPU)       exact      as CUDA reports it
  *   mem_gb            15%        the GPU's memory as CUDA reports it, in 1e9
  *                                bytes, against the spec sheet's size
@@ -35,10 +36,13 @@
 
 #include "gpuspec.h"
 
-/* One column compared and its tolerance, relative to the stored value. */
+/* One column compared and its tolerance: relative to the stored value,
+ * or with factor set, a factor either way (1 + tol: now within stored /
+ * (1 + tol) and stored x (1 + tol)). */
 typedef struct {
 	const char *col;
 	double tol;
+	int factor;
 } pn_drift_rule;
 
 /* The CPU's (pn-time --cpu-spec: fp32_gflops blas_fp32_gflops bf16_gflops

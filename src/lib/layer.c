@@ -148,8 +148,7 @@ const char *const *pn_layer_dims(pn_layer_type t)
 
 int pn_layer_rowwise(int t)
 {
-	return t >= 0 && t < PN_NLAYERS && (pn_layer_defs[t].dims == d_vec ||
-					    pn_layer_defs[t].dims == d_elem);
+	return t >= 0 && t < PN_NLAYERS && pn_layer_defs[t].vector;
 }
 
 const char *pn_prec_name(pn_prec p)
@@ -607,12 +606,8 @@ const char *pn_layer_field(const pn_layer *l, pn_prec prec, const char *name,
 	int i = numdim(name);
 	if (i >= 0) {
 		/* a dimension of another type: none, as a row writes it */
-		const char *cols[32];
-		int n = pn_layer_columns(l->type, PN_LC_VECOP | PN_LC_TRAINING |
-					 PN_LC_INPUT_GRAD, cols), k = 0;
-		while (k < n && strcmp(cols[k], name) != 0)
-			k++;
-		if (k == n)
+		if (!needs(l->type, name) && !(strcmp(name, "bias") == 0 &&
+					       pn_layer_defs[l->type].bias))
 			return "NA";
 		pn_fmt_num(buf, pn_layer_get(l, name));
 		return buf;

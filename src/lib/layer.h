@@ -130,10 +130,10 @@ extern const char *const pn_layer_names[PN_NLAYERS + 1];
 const char *const *pn_layer_dims(pn_layer_type t);
 
 /* 1 when type t works on batch x seq_len rows of dim elements alike,
- * whatever their split (elementwise, layernorm, softmax, xent: their work
- * and kernels see the rows, pn_layer_work's formulas the product), so that
- * a row of batch B and seq_len S is the row of batch B x S and seq_len 1;
- * else 0.  -1 (no type) gives 0. */
+ * whatever their split: the vector types (elementwise, layernorm,
+ * softmax, xent: their work and kernels see the rows, pn_layer_work's
+ * formulas the product), so that a row of batch B and seq_len S is the
+ * row of batch B x S and seq_len 1; else 0.  -1 (no type) gives 0. */
 int pn_layer_rowwise(int t);
 
 /* True when name is a configuration column (see above): the columns that

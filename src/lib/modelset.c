@@ -524,8 +524,9 @@ typedef struct {
 	double *y;
 	size_t cnt, cap;
 	int owner;              /* a fold model: its model's slot; else -1 */
-	int fold_b, fold_s;     /* the batch and seq_len features of a model
-				   that saw seq_len 1 alone, or -1 */
+	int rows_b, rows_s;     /* its batch and seq_len features, or -1 */
+	int merge;              /* it saw seq_len 1 alone (its owner's
+				   range for a fold model): merge_rows */
 } slot;
 
 struct pn_predictor {
@@ -621,31 +622,30 @@ static void slot_init(slot *s, const pn_model *m, int ncols,
 	}
 	if (m->base && !s->missing)
 		s->missing = find_base(m, ncols, colnames, &s->basecol);
-	s->fold_b = s->fold_s = -1;
-	double lo, hi;
+	s->rows_b = s->rows_s = -1;
 	for (size_t j = 0; j < m->p; j++)
 		if (strcmp(m->feat[j].name, "batch") == 0)
-			s->fold_b = (int)j;
-		else if (strcmp(m->feat[j].name, "seq_len") == 0 &&
-			 pn_domain_range(m, j, &lo, &hi) && lo == 1 && hi == 1)
-			s->fold_s = (int)j;
-	if (s->fold_b < 0 || s->fold_s < 0)
-		s->fold_b = s->fold_s = -1;
+			s->rows_b = (int)j;
+		else if (strcmp(m->feat[j].name, "seq_len") == 0)
+			s->rows_s = (int)j;
+	double lo, hi;
+	s->merge = s->rows_b >= 0 && s->rows_s >= 0 &&
+		   pn_domain_range(m, (size_t)s->rows_s, &lo, &hi) &&
+		   lo == 1 && hi == 1;
 }
 
 /* A row-wise layer's row (pn_layer_rowwise) for a model that saw seq_len
- * 1 alone, as NeuSight's per-op rows are (every leading dimension folded
- * into the batch): its batch x seq_len rows as the batch, seq_len 1, so
- * that the model reads it as one of its own rows and not as a seq_len it
- * never saw (its trees would read the batch alone).  raw and x: the row's
- * values before and after the input transform. */
-static void fold_rows(const slot *s, const char *layer, double *raw,
-		      double *x)
+ * 1 alone, as NeuSight's per-op rows are (every leading dimension in the
+ * batch): its batch x seq_len rows as the batch, seq_len 1, so that the
+ * model reads it as one of its own rows and not as a seq_len it never saw
+ * (its trees would read the batch alone).  raw and x: the row's values
+ * before and after the input transform. */
+static void merge_rows(const slot *s, const char *layer, double *raw,
+		       double *x)
 {
-	if (s->fold_b < 0 || !layer ||
-	    !pn_layer_rowwise(pn_layer_type_of(layer)))
+	if (!s->merge || !layer || !pn_layer_rowwise(pn_layer_type_of(layer)))
 		return;
-	int b = s->fold_b, q = s->fold_s;
+	int b = s->rows_b, q = s->rows_s;
 	raw[b] *= raw[q];
 	raw[q] = 1;
 	x[b] = pn_feature_input(&s->m->feat[b], raw[b]);
@@ -678,9 +678,12 @@ pn_predictor *pn_predictor_new(const pn_modelset *ms, int ncols,
 	p->nmain = p->nm = ms->n;
 	for (int i = 0; i < ms->n; i++)
 		for (int k = 0; k < ms->m[i]->nfold; k++) {
-			slot_init(&p->s[p->nm], ms->m[i]->folds[k], ncols,
-				  colnames);
-			p->s[p->nm++].owner = i;
+			slot *f = &p->s[p->nm++];
+			slot_init(f, ms->m[i]->folds[k], ncols, colnames);
+			f->owner = i;
+			/* a fold model records no ranges: its model's */
+			f->merge = p->s[i].merge && f->rows_b >= 0 &&
+				   f->rows_s >= 0;
 		}
 	return p;
 }
@@ -870,7 +873,7 @@ static int push(pn_predictor *p, const char *layer, const char *device,
 		s->raw[j] = d;
 		x[j] = pn_feature_input(f, d);
 	}
-	fold_rows(s, layer, s->raw, x);
+	merge_rows(s, layer, s->raw, x);
 	if (p->nrows == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 256;
 		p->row_model = pn_xrealloc(p->row_model,
