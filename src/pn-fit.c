@@ -329,6 +329,10 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		pn_usage_error("extra operand '%s'", argv[optind + 1]);
+	const char *path = optind < argc ? argv[optind] : "-";
+	if (valpath && strcmp(valpath, "-") == 0 && strcmp(path, "-") == 0)
+		pn_usage_error("the training and validation rows cannot both "
+			       "come from standard input");
 	if (!(s->family = pn_family_find(family)))
 		pn_usage_error("unknown family '%s': want lr, rf, gbdt, xgb or "
 			       "mlp", family);
@@ -336,7 +340,7 @@ int main(int argc, char **argv)
 	s->par = &r.par;
 
 	double t0 = pn_now_s();
-	r.t = pn_table_read(optind < argc ? argv[optind] : "-");
+	r.t = pn_table_read(path);
 	r.val = valpath ? pn_table_read(valpath) : NULL;
 	if (timings)
 		timing("read %.3f s, %zu rows%s", pn_now_s() - t0,

@@ -245,6 +245,42 @@ static void holdout_free(holdout *h)
 	pn_gpus_free(h->gpus);
 }
 
+/* The file an output path writes, as one string for each file: links
+ * followed (pn_output_target), its directory's real path and its name;
+ * "-" as it is; the path as given where its directory does not exist. */
+static char *real_output(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return pn_xstrdup(path);
+	char *t = pn_output_target(path), *slash = strrchr(t, '/'), *dir;
+	if (slash && slash != t) {
+		*slash = '\0';
+		dir = realpath(t, NULL);
+		*slash = '/';
+	} else {
+		dir = realpath(slash ? "/" : ".", NULL);
+	}
+	if (!dir)
+		return t;
+	const char *base = slash ? slash + 1 : t;
+	char *r = pn_xmalloc(strlen(dir) + strlen(base) + 2);
+	sprintf(r, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, base);
+	free(dir);
+	free(t);
+	return r;
+}
+
+/* Whether outputs a and b write one file (./x and x, a link and its
+ * target). */
+static int same_file(const char *a, const char *b)
+{
+	char *ra = real_output(a), *rb = real_output(b);
+	int same = strcmp(ra, rb) == 0;
+	free(ra);
+	free(rb);
+	return same;
+}
+
 /* The file of each part (NULL: none): a named part overrides the prefix;
  * a part that gets rows needs one; two parts never share one. */
 static void output_paths(const char *prefix, const char *const named[NPARTS],
@@ -269,8 +305,7 @@ static void output_paths(const char *prefix, const char *const named[NPARTS],
 	}
 	for (int i = 0; i < NPARTS; i++)
 		for (int j = 0; j < i; j++)
-			if (path[i] && path[j] &&
-			    strcmp(path[i], path[j]) == 0)
+			if (path[i] && path[j] && same_file(path[i], path[j]))
 				pn_usage_error("the %s and %s rows both go to "
 					       "'%s'", part_names[j],
 					       part_names[i], path[i]);

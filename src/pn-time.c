@@ -457,7 +457,14 @@ static void parse_args(int argc, char **argv)
 					       "auto, wall, cpu)", optarg);
 			break;
 		case 'c': o.check = 1; break;
-		case 'd': a.device = optarg; break;
+		case 'd':
+			/* a cell of every row: a tab or a newline would
+			 * break them */
+			if (!*optarg || strpbrk(optarg, "\t\r\n"))
+				pn_usage_error("--device needs a non-empty "
+					       "name without tabs or newlines");
+			a.device = optarg;
+			break;
 		case 'g': a.specs = optarg; break;
 		case O_CPUSPEC: a.cpuspec = 1; break;
 		case O_REMEASURE: a.remeasure = 1; break;

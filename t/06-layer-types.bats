@@ -107,3 +107,15 @@ setup_file() {
 		END { printf "%d %d", n["batchnorm"], n["pool"] }' "$BATS_TEST_TMPDIR/n.tsv")" = "bn1 batchnorm batchnorm 64 32 NA NA NA;maxpool pool max 64 32 3 2 1;avgpool pool avg 512 2 2 2 0;20 2" ]
 	pn-sum --fallback roofline -d V100-SXM2-16GB -b 2 "$BATS_TEST_TMPDIR/n.tsv" >/dev/null
 }
+
+@test "the layer contract refuses an optimizer on a forward pass: pn-featurize exits 1, pn-time marks the row invalid" {
+	h='layer\tbatch\tin_features\tout_features\tpass\toptimizer'
+	refused "$h" 'dense\t4\t4\t4\tfwd\tadam'
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-featurize: $BATS_TEST_TMPDIR/in.tsv:2: column 'optimizer': optimizer adam on a forward pass: an optimizer steps a row of pass train only" ]
+	pn-time -q -r 1 "$BATS_TEST_TMPDIR/in.tsv" >"$BATS_TEST_TMPDIR/o"
+	[ "$(column status "$BATS_TEST_TMPDIR/o")" = invalid ]
+	# a network's rows say training by their phase, not by a pass column
+	printf 'name\tlayer\tphase\tbatch\tin_features\tout_features\toptimizer\nfc\tdense\ttrain\t4\t4\t4\tadam\n' >"$BATS_TEST_TMPDIR/net.tsv"
+	pn-sum --fallback roofline $S -d UNIT "$BATS_TEST_TMPDIR/net.tsv" >/dev/null
+}

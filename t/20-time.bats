@@ -72,6 +72,14 @@ has_cuda_device() {
 	[ "$(column "$BATS_TEST_TMPDIR/o" device)" = mybox ]
 }
 
+@test "pn-time refuses a --device name that would break its rows: empty, with a tab or a newline" {
+	for d in '' $'a\tb' $'a\nb'; do
+		run pn-time -d "$d" </dev/null
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "pn-time: --device needs a non-empty name without tabs or newlines" ]
+	done
+}
+
 @test "pn-time times the backward pass and the optimizer of training rows only" {
 	printf 'layer\tbatch\tin_features\tout_features\tpass\toptimizer\tlearning_rate\n' >"$BATS_TEST_TMPDIR/in"
 	printf 'dense\t4\t16\t16\tfwd\tnone\tNA\ndense\t4\t16\t16\ttrain\tnone\tNA\ndense\t4\t16\t16\ttrain\tadam\t0.001\n' >>"$BATS_TEST_TMPDIR/in"

@@ -256,6 +256,21 @@ gen() {
 	[ "${lines[0]}" = "pn-split: the train and val rows both go to 'p-train.tsv'" ]
 }
 
+@test "pn-split fails when two parts go to one file by two names: ./x and x, a link and its target" {
+	run pn-split --train x.tsv --val ./x.tsv -f 50/50/0 "$S/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-split: the train and val rows both go to './x.tsv'" ]
+	ln -s y.tsv link.tsv
+	run pn-split --train y.tsv --val link.tsv -f 50/50/0 "$S/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-split: the train and val rows both go to 'link.tsv'" ]
+	[ ! -e x.tsv ] && [ ! -e y.tsv ]
+	# two files of one name in two directories are two files
+	mkdir d
+	pn-split --train x.tsv --val d/x.tsv -f 50/50/0 "$S/runs.tsv"
+	[ -s x.tsv ] && [ -s d/x.tsv ]
+}
+
 @test "pn-split rejects --fractions that do not sum to 100 with exit 2" {
 	run pn-split --fractions 50/30/10 -o p "$S/runs.tsv"
 	[ "$status" -eq 2 ]

@@ -144,6 +144,14 @@ features_of() {
 	[ "${lines[0]}" = "pn-fit: --relative and --no-log-target exclude each other (--relative fits a log)" ]
 }
 
+@test "pn-fit refuses training and validation rows both from standard input as a usage error" {
+	for args in '--val - -' '--val -'; do
+		run bash -c "pn-fit $args <'$FIX/fit/train.tsv'"
+		[ "$status" -eq 2 ]
+		[ "${lines[0]}" = "pn-fit: the training and validation rows cannot both come from standard input" ]
+	done
+}
+
 @test "pn-fit reads gzip input from standard input" {
 	gzip -c "$F/train.tsv" >train.tsv.gz
 	pn-fit -f lr -o a.model <train.tsv.gz

@@ -171,11 +171,21 @@ second_b64() { grep -n '^b64 ' "$1" | sed -n '2s/:.*//p'; }
 		diff - err
 }
 
-@test "pn-fit -f xgb rejects a mode other than boost or rf" {
+@test "pn-fit -f xgb rejects a mode other than boost or rf as a usage error" {
 	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p mode=dart "$M/smooth.tsv"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[ ! -e a.model ]
-	echo "pn-fit: xgb: mode must be boost or rf, not 'dart'" | diff - err
+	[ "$(head -1 err)" = "pn-fit: xgb: invalid --param mode=dart: want boost or rf" ]
+}
+
+@test "pn-fit -f xgb and -f mlp refuse a parameter out of range as a usage error, naming its range" {
+	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p depth=0 "$M/smooth.tsv"
+	[ "$status" -eq 2 ]
+	[ "$(head -1 err)" = "pn-fit: xgb: invalid --param: depth must be 1 to 63" ]
+	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p lr=1e9 "$M/smooth.tsv"
+	[ "$status" -eq 2 ]
+	[ "$(head -1 err)" = "pn-fit: mlp: invalid --param: lr must be above 0 and below 1000" ]
+	[ ! -e a.model ]
 }
 
 @test "pn-fit -f xgb -p mode=rf grows its forest in two parts by default" {
@@ -208,16 +218,16 @@ second_b64() { grep -n '^b64 ' "$1" | sed -n '2s/:.*//p'; }
 
 @test "pn-fit -f xgb rejects parts above 1 in boost mode" {
 	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p parts=2 "$M/smooth.tsv"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[ ! -e a.model ]
-	echo "pn-fit: xgb: parts above 1 want mode=rf and rounds=1" | diff - err
+	[ "$(head -1 err)" = "pn-fit: xgb: invalid --param: parts above 1 want mode=rf and rounds=1" ]
 }
 
 @test "pn-fit -f xgb rejects more parts than trees" {
 	run_io pn-fit -f xgb -F x1,x2,x3 --no-by-layer -o a.model -p mode=rf -p trees=2 -p parts=3 "$M/smooth.tsv"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ]
 	[ ! -e a.model ]
-	echo "pn-fit: xgb: parts must be 1 to 64 and at most trees" | diff - err
+	[ "$(head -1 err)" = "pn-fit: xgb: invalid --param: parts must be 1 to 64 and at most trees" ]
 }
 
 @test "pn-fit -f xgb model whose part holds other than its stated trees is a clear error" {

@@ -78,6 +78,17 @@ collect() {
 	grep -q 'holds no data set' "$BATS_TEST_TMPDIR/err"
 }
 
+@test "pipelines/collect-cpu refuses an APPEND other than 0 or 1, which would replace the data set, and a JOBS of 0" {
+	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
+	run collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t APPEND=yes
+	[ "$status" -eq 2 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/err")" = "collect-cpu: APPEND must be 0 or 1, not 'yes'" ]
+	[ "$(zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" | wc -l)" -eq 4 ]
+	run collect "$BATS_TEST_TMPDIR/o" JOBS=0
+	[ "$status" -eq 2 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/err")" = "collect-cpu: JOBS must be a positive whole number, not '0'" ]
+}
+
 # a network of one embedding and one dense row, batch 1 in the file
 ranges_net() {
 	printf 'name\tlayer\tphase\tbatch\tseq_len\tvocab\tembed_dim\tin_features\tout_features\tbias\n' >"$1"

@@ -70,10 +70,14 @@ static void *lr_fit(const pn_data *d, const pn_data *val, pn_params *par,
 	for (size_t j = 0; j < p; j++)
 		xm[j] /= (double)n;
 	double ym = (double)(ys / (long double)n);
-	gsl_matrix *X = gsl_matrix_alloc(n, p);
-	gsl_vector *y = gsl_vector_alloc(n), *c = gsl_vector_alloc(p);
+	/* GSL's SVD wants at least as many rows as columns: fewer rows are
+	 * padded with rows of zeros (x and y), which add nothing to the sum
+	 * of squares, so the least-squares (minimum-norm) solution stays */
+	size_t m = n < p ? p : n;
+	gsl_matrix *X = gsl_matrix_calloc(m, p);
+	gsl_vector *y = gsl_vector_calloc(m), *c = gsl_vector_alloc(p);
 	gsl_matrix *cov = gsl_matrix_alloc(p, p);
-	gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(n, p);
+	gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(m, p);
 	if (!X || !y || !c || !cov || !w)
 		pn_die(PN_EXIT_DATA, "out of memory");
 	for (size_t i = 0; i < n; i++) {

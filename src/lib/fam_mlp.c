@@ -312,12 +312,10 @@ static int read_params(pn_params *par, size_t p, int *size, hyper *h, char *err)
 {
 	const char *hs = param_str(par, "hidden", "32-64-128-128-128-128");
 	int nh = parse_hidden(hs, size + 1, MAX_LAYERS - 1);
-	if (nh < 0) {
-		snprintf(err, 256, "mlp: bad hidden '%s' (want widths 1-%d "
-			 "joined by '-', at most %d layers)", hs, MAX_WIDTH,
-			 MAX_LAYERS - 1);
-		return -1;
-	}
+	if (nh < 0)
+		pn_usage_error("mlp: invalid --param hidden=%s: want widths "
+			       "1-%d joined by '-', at most %d layers", hs,
+			       MAX_WIDTH, MAX_LAYERS - 1);
 	if (p < 1 || p > MAX_WIDTH) {
 		snprintf(err, 256, "mlp: %zu features (want 1 to %d)", p,
 			 MAX_WIDTH);
@@ -346,17 +344,15 @@ static int read_params(pn_params *par, size_t p, int *size, hyper *h, char *err)
 	else if (shards < 1 || shards > MAX_SHARDS || shards > batch)
 		bad = "shards must be 1 to 64 and at most batch";
 	else if (!(lr > 0 && lr < 1e3))
-		bad = "lr must be above 0";
+		bad = "lr must be above 0 and below 1000";
 	else if (!(drop >= 0 && drop < 1))
 		bad = "dropout must be at least 0 and below 1";
 	else if (!(wd >= 0 && wd < 1e6))
-		bad = "weight_decay must be 0 or more";
+		bad = "weight_decay must be 0 to below 1e6";
 	else if (!(anneal >= 0 && anneal <= 1))
 		bad = "anneal must be 0 to 1";
-	if (bad) {
-		snprintf(err, 256, "mlp: %s", bad);
-		return -1;
-	}
+	if (bad)
+		pn_usage_error("mlp: invalid --param: %s", bad);
 	*h = (hyper){ (int)epochs, (int)batch, (int)patience, (int)threads,
 		      (int)shards, (float)lr, (float)drop, (float)wd, anneal };
 	return nh + 1;

@@ -241,16 +241,14 @@ typedef struct {
 	double eta, subsample, colsample, bynode, mcw, lambda;
 } cfg;
 
-/* cfg from par; -1 and a message in err for a bad value. */
-static int read_cfg(pn_params *par, cfg *c, char *err)
+/* cfg from par (pn-fit's --param): a bad value is a usage error. */
+static void read_cfg(pn_params *par, cfg *c)
 {
 	const char *mode = param_str(par, "mode", "boost");
 	c->rf = strcmp(mode, "rf") == 0;
-	if (!c->rf && strcmp(mode, "boost") != 0) {
-		snprintf(err, 256, "xgb: mode must be boost or rf, not '%s'",
-			 mode);
-		return -1;
-	}
+	if (!c->rf && strcmp(mode, "boost") != 0)
+		pn_usage_error("xgb: invalid --param mode=%s: want boost or "
+			       "rf", mode);
 	int rf = c->rf;
 	c->rounds = pn_params_int(par, "rounds", rf ? 1 : 600);
 	c->trees = pn_params_int(par, "trees", rf ? 100 : 1);
@@ -296,11 +294,8 @@ static int read_cfg(pn_params *par, cfg *c, char *err)
 	else if (c->parts < 1 || c->parts > MAX_PARTS ||
 		 c->parts > c->trees)
 		bad = "parts must be 1 to 64 and at most trees";
-	if (bad) {
-		snprintf(err, 256, "xgb: %s", bad);
-		return -1;
-	}
-	return 0;
+	if (bad)
+		pn_usage_error("xgb: invalid --param: %s", bad);
 }
 
 /* A booster on the n matrices dm with c's parameters, trees parallel
@@ -467,8 +462,7 @@ static void *xgb_fit(const pn_data *d, const pn_data *val, pn_params *par,
 		     uint64_t seed, void (*progress)(double, double), char *err)
 {
 	cfg c;
-	if (read_cfg(par, &c, err) < 0)
-		return NULL;
+	read_cfg(par, &c);
 	if (d->n < 1) {
 		snprintf(err, 256, "xgb: no training rows");
 		return NULL;

@@ -532,6 +532,12 @@ int pn_layer_parse(const pn_tsv *in, const pn_layer_cols *c, pn_layer *l,
 	l->bytes = pn_prec_bytes((pn_prec)p);
 	l->train = pass == PN_PASS_TRAIN;
 	l->optimizer = opt;
+	/* a row with a pass column (a network's phase says it otherwise)
+	 * steps an optimizer only in training */
+	if (c->pass >= 0 && !l->train && opt != PN_OPT_NONE)
+		return fail(e, c->optimizer, NULL, "optimizer %s on a forward "
+			    "pass: an optimizer steps a row of pass train "
+			    "only", pn_opt_name(opt));
 	if (read_input_grad(in, c->input_grad, l, e) != 0)
 		return -1;
 	if (prec)

@@ -63,7 +63,8 @@
  *   activation  none relu tanh sigmoid (default none)
  *   precision   fp32 tf32 fp16 bf16 (default fp32; 4 4 2 2 bytes)
  *   pass        fwd or train (default fwd)
- *   optimizer   none sgd adam adagrad adadelta rmsprop (default none)
+ *   optimizer   none sgd adam adagrad adadelta rmsprop (default none;
+ *               any other only on a row of pass train)
  *   input_grad  0 or 1 (default 1): whether a train row computes the
  *               gradient of its input.  0 on the layer that reads a
  *               network's data, whose input needs no gradient (PyTorch
