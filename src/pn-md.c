@@ -1,5 +1,6 @@
 /* pn-md - a pn TSV as a markdown table, through sheet.h: the formatting
  * stage of the pipelines, so that no tool runs twice for two formats. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +94,18 @@ static int select_item(const pn_tsv *in, const char *item, char *sel,
 		return 0;
 	}
 	char *end;
+	errno = 0;
 	long lo = strtol(item, &end, 10), hi = lo;
 	if (end != item && *end == '-')
 		hi = end[1] ? strtol(end + 1, &end, 10) : (end++, nc);
 	if (end == item || *end || item[0] < '1' || item[0] > '9' ||
 	    hi < lo || lo < 1) {
 		snprintf(why, n, "missing column '%s'", item);
+		return -1;
+	}
+	if (errno == ERANGE) {          /* beyond a long: no such column */
+		snprintf(why, n, "no column '%s': the header has %d", item,
+			 nc);
 		return -1;
 	}
 	if (hi > nc) {
@@ -171,6 +178,9 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:an:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
+			if (optarg[strspn(optarg, ",")] == '\0')
+				pn_usage_error("--right: no columns in '%s'",
+					       optarg);
 			opts[nopt++] = (colopt){optarg, NULL};
 			break;
 		case 'a':

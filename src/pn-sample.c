@@ -673,8 +673,11 @@ int main(int argc, char **argv)
 						PN_POSITIVE);
 			break;
 		case O_MAXB:
-			max_bytes = pn_opt_real("--max-bytes", optarg,
-						PN_POSITIVE);
+			/* a size, as pn-time's --mem-limit: 1.5G */
+			max_bytes = pn_opt_size("--max-bytes", optarg);
+			if (!(max_bytes > 0))
+				pn_usage_error("--max-bytes: '%s' is too small "
+					       "(must be above 0)", optarg);
 			break;
 		case O_RANGES: ranges = 1; break;
 		case 'o': out = optarg; break;

@@ -258,7 +258,16 @@ EOF
 	[ "${lines[0]}" = "pn-sample: --max-flops: '0' is too small (must be above 0)" ]
 	run pn-sample --layer dense -n 1 --max-bytes x
 	[ "$status" -eq 2 ]
-	[ "${lines[0]}" = "pn-sample: --max-bytes: 'x' is not a number" ]
+	[ "${lines[0]}" = "pn-sample: --max-bytes: 'x' is not a size" ]
+	run pn-sample --layer dense -n 1 --max-bytes 0
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-sample: --max-bytes: '0' is too small (must be above 0)" ]
+}
+
+@test "pn-sample takes --max-bytes with a K, M, G or T suffix, as pn-time's --mem-limit" {
+	[ "$(pn-sample --layer dense -n 20 --max-bytes 1M)" = "$(pn-sample --layer dense -n 20 --max-bytes 1e6)" ]
+	pn-sample --layer dense -n 20 --max-bytes 1M | pn-featurize --gpuspecs "$FIX/featurize/gpus.tsv" -d TESTGPU |
+		awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "cm_total") k = i; next } $k > 1e6 { exit 1 }'
 }
 
 @test "pn-sample draws a pool's stride from 1 to its kernel and its padding at most half the kernel" {

@@ -631,6 +631,14 @@ died_after_3() {
 	[ "$(wc -l <"$T/out.tsv.part")" -eq 4 ]
 }
 
+@test "pn-time -o into a directory that does not exist names the output FILE" {
+	T=$BATS_TEST_TMPDIR
+	dense_rows 1 >"$T/in"
+	run bash -c "pn-time -q -r 1 -w 0 -o '$T/nodir/out.tsv' '$T/in' 2>&1"
+	[ "$status" -eq 1 ]
+	[ "$output" = "pn-time: $T/nodir/out.tsv: No such file or directory" ]
+}
+
 @test "pn-time --resume without a partial output says so" {
 	T=$BATS_TEST_TMPDIR
 	dense_rows 2 >"$T/in"

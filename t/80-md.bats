@@ -104,6 +104,17 @@ setup() {
 	[ "$(cat "$T/err")" = "pn-md: $M/runs.tsv:1: no column 9 ('2-9'): the header has 5" ]
 }
 
+@test "pn-md refuses a --right of no columns and names a column number beyond any" {
+	run pn-md -r '' "$M/runs.tsv"
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "pn-md: --right: no columns in ''" ]
+	run pn-md -r , "$M/runs.tsv"
+	[ "$status" -eq 2 ]
+	run_io pn-md -r 99999999999999999999 "$M/runs.tsv"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/err")" = "pn-md: $M/runs.tsv:1: no column '99999999999999999999': the header has 5" ]
+}
+
 @test "pn-md rejects a --number format that is not %.Nf, %.Ne, %.Ng or %s with exit 2" {
 	for f in %d %.18g %5.1f %.1fx %g 'a=' '=%.1f'; do
 		run pn-md -n "$f" "$M/runs.tsv"

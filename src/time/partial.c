@@ -48,6 +48,11 @@ static pn_partial *partial_new(const char *path)
 static void write_settings(const pn_partial *p, const char *settings)
 {
 	int fd = open(p->settings, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	/* the first file made beside FILE: a missing directory or one
+	 * not writable is FILE's, and named so */
+	if (fd < 0 && (errno == ENOENT || errno == EACCES ||
+		       errno == ENOTDIR))
+		pn_die(PN_EXIT_DATA, "%s: %s", p->path, strerror(errno));
 	if (fd < 0)
 		pn_die(PN_EXIT_DATA, "%s: %s", p->settings, strerror(errno));
 	size_t n = strlen(settings);
