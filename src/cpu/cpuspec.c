@@ -448,16 +448,14 @@ static double llc_eff_mb(double listed, const char **how)
 	double l2 = cache_mb(2), lo = l2 > 0 ? 4 * l2 : 4;
 	double hi = fmin(fmax(listed > 0 ? 4 * listed : 256, 256), 1024);
 	hi = fmin(hi, usable_mb() / 8);
-	*how = "too little memory to measure it";
-	if (hi < 2 * lo || (listed > 0 && hi < 2 * listed))
-		return listed;
+	size_t n = (size_t)(hi * 1048576 / sizeof(float));
+	float *a = NULL;
 	*how = "its L2 is its last level";
 	if (listed > 0 && lo >= listed)
 		return listed;
 	*how = "too little memory to measure it";
-	size_t n = (size_t)(hi * 1048576 / sizeof(float));
-	float *a = malloc(n * sizeof *a);
-	if (!a)
+	if (hi < 2 * lo || (listed > 0 && hi < 2 * listed) ||
+	    !(a = malloc(n * sizeof *a)))
 		return listed;
 	for (size_t i = 0; i < n; i++)
 		a[i] = 1;

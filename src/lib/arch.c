@@ -525,11 +525,12 @@ static int stack_item(pn_arch *a, const char *it, size_t len, int idx,
 		      double *c, double *x, double *flat, pn_arch_err *e)
 {
 	char nm[32], *end;
-	if (len == 1 && (*it == 'M' || *it == 'A')) {
-		if (*flat)
-			return afail(e, 0, "item '%c': a pool after a dense "
-				     "layer (fN flattens the map; convs and "
-				     "pools come before it)", *it);
+	int pool_it = len == 1 && (*it == 'M' || *it == 'A');
+	if (*flat && (pool_it || (*it >= '1' && *it <= '9')))
+		return afail(e, 0, "item '%.*s': a %s after a dense layer (fN "
+			     "flattens the map; convs and pools come before "
+			     "it)", (int)len, it, pool_it ? "pool" : "conv");
+	if (pool_it) {
 		double y = *it == 'M' ? floor(*x / 2) : 1;
 		if (y < 1)
 			return afail(e, 0, "image %ld is too small: the "
@@ -555,10 +556,6 @@ static int stack_item(pn_arch *a, const char *it, size_t len, int idx,
 	}
 	if (*it < '1' || *it > '9')
 		return 1;
-	if (*flat)
-		return afail(e, 0, "item '%.*s': a conv after a dense layer "
-			     "(fN flattens the map; convs and pools come "
-			     "before it)", (int)len, it);
 	long ch = strtol(it, &end, 10), k = 3, s = 1;
 	if (*end == 'k' && end[1] >= '1' && end[1] <= '9')
 		k = strtol(end + 1, &end, 10);
