@@ -145,12 +145,13 @@ enum { QUEUE = 1 << 16 };
  * kernel's efficiency is carried to the unit of the precision, so that a
  * faster unit stays faster on every GPU: fed the half row itself, trees
  * that saw fp32 alone put a bf16 GEMM of BERT-large on an H100 NVL at 0.4x
- * its time on an H100 SXM.  Chosen on Vidur's fp16 GEMMs of the A40
- * (samples/vidur, the shipped fp32 models: MAPE 47.1% fed the fp16 row,
- * 29.3% as its twin), the A100 80GB's held out (26.5%, 23.2%;
- * bench/unit-twin); both are about 20% faster than measured (tensor
- * cores reach a smaller share of their peak than fp32 kernels of theirs),
- * which no factor corrects.
+ * its time on an H100 SXM.  Never below the row's own roofline
+ * (twin_time).  Chosen on Vidur's fp16 GEMMs of the A40 (samples/vidur,
+ * the shipped fp32 models: MAPE 47.1% fed the fp16 row, 27.2% as its
+ * twin; 29.3% without the bound), the A100 80GB's held out (26.5%, 23.1%;
+ * 23.2%; bench/unit-twin); both are about 20% faster than measured
+ * (tensor cores reach a smaller share of their peak than fp32 kernels of
+ * theirs), which no factor corrects.
  * Not on a CPU, whose bf16 kernels keep less of their peak than its
  * fp32 ones: on samples/cpu-bf16's bf16 rows, from a model of its fp32
  * rows, the twin misses by more than the row fed as it is (dense 56.0%
@@ -158,6 +159,7 @@ enum { QUEUE = 1 << 16 };
  * its verdict names its precision. */
 typedef struct {
 	double *scale;          /* each queued prediction's ratio (1: none) */
+	double *roof;           /* its row's own roofline, ms (0: none) */
 	signed char *from;      /* its row's precision, or -1 */
 	char why[PN_DOMAIN_WHY];
 } twins;
@@ -165,12 +167,14 @@ typedef struct {
 static void twins_init(twins *tw)
 {
 	tw->scale = pn_xmalloc(QUEUE * sizeof *tw->scale);
+	tw->roof = pn_xmalloc(QUEUE * sizeof *tw->roof);
 	tw->from = pn_xmalloc(QUEUE * sizeof *tw->from);
 }
 
 static void twins_free(twins *tw)
 {
 	free(tw->scale);
+	free(tw->roof);
 	free(tw->from);
 }
 
@@ -202,7 +206,21 @@ static void twin_queue(twins *tw, size_t k, double roof, pn_prec from,
 		       const double *f)
 {
 	tw->scale[k] = roof > 0 ? roof / f[PN_F_LANE_ROOFLINE_MS] : 1;
+	tw->roof[k] = roof > 0 ? roof : 0;
 	tw->from[k] = roof > 0 ? (signed char)from : -1;
+}
+
+/* The time of queued slot k from its model's prediction out: out itself,
+ * or for a twin out times the ratio of the rooflines, but never below
+ * the row's own roofline (its unit's peak): where the fp32 model puts
+ * the twin above its lanes' roofline (a GPU whose fp32 GEMMs use both
+ * datapaths, an RTX 4090), the ratio alone would run the row faster
+ * than its unit can. */
+static double twin_time(const twins *tw, size_t k, double out)
+{
+	double v = out * tw->scale[k];
+	/* a time below 0 or not a number stays, for check_time to refuse */
+	return v >= 0 && v < tw->roof[k] ? tw->roof[k] : v;
 }
 
 /* The verdict of queued slot k: the predictor's (why), after its row's
@@ -326,7 +344,7 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 	for (size_t j = 0; j < n; j++) {
 		domain_keep(&mp->dom, mp->pending[j], twin_why(&mp->tw, j,
 			    pn_predictor_domain(mp->p, j)), NULL);
-		t[mp->pending[j]] = mp->out[j] * mp->tw.scale[j];
+		t[mp->pending[j]] = twin_time(&mp->tw, j, mp->out[j]);
 		check_time(&mp->dom, (size_t)mp->pending[j],
 			   t[mp->pending[j]], NULL);
 		if (k->one) {
@@ -644,12 +662,11 @@ static void part_flush(stepper *st, double *sp, const factors *pk)
 	pn_predictor_flush_models(pp->p, pp->out, pp->which);
 	for (size_t q = 0; q < n; q++) {
 		long j = pp->pending[q];
-		check_time(st->dom, (size_t)j, pp->out[q] * pp->tw.scale[q],
-			   pp->what[q]);
+		double tq = twin_time(&pp->tw, q, pp->out[q]);
+		check_time(st->dom, (size_t)j, tq, pp->what[q]);
 		domain_keep(st->dom, j, twin_why(&pp->tw, q,
 			    pn_predictor_domain(pp->p, q)), pp->what[q]);
-		sp[j * PN_STEP_NPHASES + pp->phase[q]] += pp->out[q] *
-			pp->tw.scale[q] * pp->count[q];
+		sp[j * PN_STEP_NPHASES + pp->phase[q]] += tq * pp->count[q];
 		if (pk->one) {
 			pk->one[j] = fmax(pk->one[j], pn_interval_factor(
 				pp->which[q], 0, st->level));

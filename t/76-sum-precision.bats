@@ -184,6 +184,19 @@ pn-sum: warning: $F/bmm.tsv: 1 of 1 rows predicted outside their model's domain 
 	[ "$(column domain "$T/out")" = "precision=bf16 via its fp32 twin" ]
 }
 
+@test "pn-sum never predicts a matrix op's fp32 twin below the roofline of the unit its own precision runs on" {
+	# TC's fp32 lanes a quarter of its cores (16 of 64 an SM): the twin's
+	# lane roofline 4 x 0.9766 ms, which the model's 1 ms beats, so the
+	# ratio alone gives 1 ms / 64 = 0.0156 ms, below the bf16 roofline,
+	# 1e9 / 16384e9 s
+	awk -F'\t' -v OFS='\t' 'NR == 1 { print $0, "fp32_lanes"; next } { print $0, 16 }' \
+		"$F/amp-gpus.tsv" >"$T/lanes.tsv"
+	run_io pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --gpuspecs "$T/lanes.tsv" -d TC --per-layer --precision bf16 "$F/bmm.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-9 near "$(column time_ms "$T/out")" 0.06103515625
+	[ "$(column domain "$T/out")" = "precision=bf16 via its fp32 twin" ]
+}
+
 @test "pn-sum feeds a CPU's matrix op in a precision its model never saw to the model as it is" {
 	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "arch") a = i }
 		$1 == "TC" { $a = "CPU-AVX512" } 1' "$F/amp-gpus.tsv" >"$T/cpus.tsv"
