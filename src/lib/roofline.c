@@ -51,9 +51,10 @@ pn_peak pn_unit_peak(const pn_gpu *g, pn_layer_type t, pn_prec p)
 	if ((unsigned)p >= PN_NPREC)
 		PN_BUG("no such precision");
 	int m = pn_unit_matrix(t);
-	/* a CPU's fp32 GEMMs run on its BLAS; TF32 is a GPU's mode of fp32
-	 * GEMMs, and on a CPU the same fp32 GEMM */
-	if (m && t != PN_CONV2D && (p == PN_FP32 || p == PN_TF32) &&
+	/* a CPU's fp32 products of these types run on its BLAS; TF32 is a
+	 * GPU's mode of fp32 GEMMs, and on a CPU the same fp32 GEMM */
+	int blas = t == PN_DENSE || t == PN_BMM || t == PN_ATTENTION;
+	if (blas && (p == PN_FP32 || p == PN_TF32) &&
 	    !isnan(g->blas_fp32_gflops))
 		return (pn_peak){g->blas_fp32_gflops, "blas_fp32_gflops"};
 	for (int i = 0; i < 2; i++)

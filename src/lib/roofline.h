@@ -64,13 +64,17 @@
  * P4's 1/64-rate FP16 is never the peak.  A CPU row lists fp32_gflops (the
  * better of oneDNN's and OpenBLAS's measured sgemm), which every precision
  * falls back to, and bf16_gflops where the CPU has native bf16.  An fp32
- * (and tf32: on a CPU the same fp32 GEMM) GEMM-like row other than conv2d
- * has the BLAS's rate, blas_fp32_gflops,
- * where the row gives it: PyTorch runs Linear, bmm (attention's products)
- * and its CPU RNN, LSTM and GRU cells through the BLAS it links (OpenBLAS
- * on Debian), convolutions through oneDNN (pn-time --cpu-spec measures
- * both; OpenBLAS 0.3.21 runs a quarter as fast as oneDNN on CPUs it does
- * not know, and torch.bmm and an LSTM then take 3.1x and 2.4x as long).  FP8 and
+ * (and tf32: on a CPU the same fp32 GEMM) dense, bmm or attention row has
+ * the BLAS's rate, blas_fp32_gflops, where the row gives it: PyTorch runs
+ * Linear and bmm (attention's products) through the BLAS it links
+ * (OpenBLAS on Debian), and so do pn-time's rows of those types
+ * (src/cpu/gemm.c); convolutions run on oneDNN, and so does a whole rnn,
+ * lstm or gru row, which pn-time times as oneDNN's fused RNN primitive
+ * (PyTorch's cells, which call the BLAS every time step, are pn-sum's
+ * split of such a row into dense parts under a framework profile,
+ * step.h).  pn-time --cpu-spec measures both rates; OpenBLAS 0.3.21 runs
+ * a quarter as fast as oneDNN on CPUs it does not know, and torch.bmm and
+ * an LSTM then take 3.1x and 2.4x as long.  FP8 and
  * INT8 (fp8_tc_gflops, int8_tc_gops) have no precision in layer.h yet. */
 typedef struct {
 	double gflops;          /* the peak, GFLOP/s */
