@@ -130,6 +130,12 @@ static double pass_us(const pn_framework *fw, const pn_layer *l,
 {
 	const char *type = pn_layer_name(l->type);
 	double us, step, act = 0;
+	/* a memory pass (a copy, AMP's casts) is one elementwise kernel to
+	 * a framework: a profile that names no mem cost gives it the
+	 * elementwise one */
+	if (l->type == PN_MEM && pn_framework_cost(fw, "mem.fwd") < 0 &&
+	    pn_framework_cost(fw, "mem.bwd") < 0)
+		type = "elementwise";
 	int opped = strcmp(l->op, type) != 0 && l->op[0];
 	if (!(opped && need(fw, type, l->op, pass, &us) == 0) &&
 	    need(fw, type, pass, NULL, &us) != 0)

@@ -38,7 +38,9 @@
  *                      TYPE (layer.h's names) beyond its kernels: what the
  *                      smallest module of the type costs
  *   TYPE.OP.fwd TYPE.OP.bwd  of a row whose op is OP (an elementwise op,
- *                      pool's max or avg), before TYPE.fwd and TYPE.bwd
+ *                      pool's max or avg), before TYPE.fwd and TYPE.bwd;
+ *                      a mem row (a copy, AMP's casts) of a profile
+ *                      without mem.fwd and mem.bwd takes elementwise's
  *   TYPE.fwd.step TYPE.bwd.step  rnn lstm gru: per layer, direction and
  *                      time step (PyTorch's CPU recurrences run the cell's
  *                      ops once a time step), besides TYPE.fwd and
