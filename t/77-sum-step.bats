@@ -141,6 +141,26 @@ setup_file() {
 	[ "$(col "$T/out" train_ms 1)" = 0 ]
 }
 
+@test "pn-sum splits an lstm's weight accumulation as a flat pass inside the elementwise model's sampled shapes" {
+	# an elementwise model of adds of 1-16 rows of 64-4096 elements; an
+	# lstm of hidden 64 (g H = 256): its weight gradient's 16384
+	# elements as 8 rows of 2048, not 256 rows of 64
+	{
+		printf 'layer\top\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\tdevice\ttime_ms\n'
+		for b in 1 2 4 16; do for d in 64 2048 4096; do
+			awk -v b=$b -v d=$d 'BEGIN { printf "elementwise\tadd\t%s\t1\t%s\tfp32\tfwd\tnone\tUNIT\t%.9g\n", b, d, b * d / 1e6 }'
+		done; done
+	} | pn-featurize $G | pn-fit -f lr -L -F batch,dim -o "$T/ew.model"
+	cat "$BATS_FILE_TMPDIR/fwd.model" "$T/ew.model" >"$T/models"
+	printf 'name\tlayer\tphase\tbatch\tseq_len\tinput_size\thidden\tlayers\tbidirectional\tprecision\toptimizer\nrnn\tlstm\ttrain\t1\t3\t10\t64\t1\t0\tfp32\tnone\n' >"$T/lstm.tsv"
+	run_io pn-sum -m "$T/models" --fallback roofline $G -d UNIT -b 4 \
+		--framework "$F/cells-profile.tsv" --per-layer "$T/lstm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column "$T/out" rule)" = decomposed ]
+	[ "$(column "$T/out" domain)" = - ]
+	[ "$(column "$T/out" source)" = model ]
+}
+
 @test "pn-sum keeps the same lstm train row whole without a framework profile, as on a GPU" {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/lstm.tsv"
 	[ "$status" -eq 0 ]

@@ -129,6 +129,18 @@ static pn_step_part *elem(pn_step_part *p, const char *what, int phase,
 	return add(p, what, phase, e, traffic);
 }
 
+/* A flat pass of op over n elements of l's precision, t weight-sized
+ * tensors read and written: rows of PN_STEP_ROW elements (step.h, the
+ * optimizer's passes), a shape inside what per-op data samples whatever
+ * the tensors' own. */
+static pn_step_part *flat(pn_step_part *p, const char *what, int phase,
+			  const pn_layer *l, const char *op, double n,
+			  double t)
+{
+	return elem(p, what, phase, l, op, ceil(n / PN_STEP_ROW), 1,
+		    PN_STEP_ROW, t * n * l->bytes);
+}
+
 /* A reduction of rows x n into n (a bias's or a table's gradient). */
 static pn_step_part *reduce(pn_step_part *p, const char *what,
 			    const pn_layer *l, double rows, double s,
@@ -301,12 +313,10 @@ int pn_step_optimizer(int opt, int momentum, double n, pn_prec prec,
 	memset(&w, 0, sizeof w);
 	w.prec = prec;
 	w.bytes = pn_prec_bytes(prec);
-	/* a flat pass: rows of PN_STEP_ROW elements */
-	double rows = ceil(n / PN_STEP_ROW);
 	int k;
 	for (k = 0; s[k].what; k++) {
-		elem(&p[k], s[k].what, PN_STEP_OPT, &w, s[k].op, rows, 1,
-		     PN_STEP_ROW, s[k].tensors * n * w.bytes);
+		flat(&p[k], s[k].what, PN_STEP_OPT, &w, s[k].op, n,
+		     s[k].tensors);
 		p[k].count = share;
 	}
 	return k;
@@ -399,8 +409,8 @@ static pn_step_part *cell_steps(pn_step_part *p, const pn_layer *l,
 	p = mm(p, "hidden-proj.input-grad", PN_PH_BWD, l, B, gH, H, 0, n);
 	p = mm(p, "hidden-proj.weight-grad", PN_PH_BWD, l, gH, B, H, 0, n);
 	if (l->seq_len > 1) {
-		p = elem(p, "hidden-proj.weight-acc", PN_PH_BWD, l, "add", gH,
-			 1, H, 0);
+		p = flat(p, "hidden-proj.weight-acc", PN_PH_BWD, l, "add",
+			 gH * H, 3);
 		p[-1].count = n / l->seq_len * (l->seq_len - 1);
 	}
 	p = reduce(p, "hidden-proj.bias-grad", l, B, 1, gH);

@@ -182,8 +182,12 @@ int pn_step_input_grad(const pn_layer *l, pn_step_part *p);
  *                      activation, two per mul (lstm 11, gru 7, rnn 1)
  *   hidden-proj.input-grad   dense (B, gH, H), every step
  *   hidden-proj.weight-grad  dense (gH, B, H), every step
- *   hidden-proj.weight-acc   elementwise add (gH, 1, H), every step but
- *                      one: autograd sums the per-step weight gradients
+ *   hidden-proj.weight-acc   elementwise add of gH H elements, every step
+ *                      but one: autograd sums the per-step weight
+ *                      gradients; a flat pass as the optimizer's (rows
+ *                      of PN_STEP_ROW, traffic 3 gH H e), which per-op
+ *                      data sample where (gH, 1, H) has gH rows beyond
+ *                      them
  *   hidden-proj.bias-grad    reduction (B, 1, gH), every step
  *   input-proj.input-grad, .weight-grad, .bias-grad  dense (SB, gH, I),
  *                      dense (gH, SB, I), reduction (SB, 1, gH), once
