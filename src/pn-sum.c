@@ -243,6 +243,8 @@ typedef struct {
 	int xcol[X_N];          /* where the extra columns go */
 	char buf[X_N + 3][32];
 	long *pending;          /* row of each queued prediction */
+	signed char *bound;     /* 1: a lower bound of the slot before's row
+				   (sgd_bound), not the row's own */
 	double *out;
 	const pn_model **which; /* the model of each queued prediction */
 	twins tw;               /* the unit transfer of each (unit_twin) */
@@ -292,6 +294,7 @@ static void model_init(modelpath *mp, const pn_modelset *ms,
 	mp->ms = ms;
 	twins_init(&mp->tw);
 	mp->pending = pn_xmalloc(QUEUE * sizeof *mp->pending);
+	mp->bound = pn_xmalloc(QUEUE * sizeof *mp->bound);
 	mp->out = pn_xmalloc(QUEUE * sizeof *mp->out);
 	mp->which = pn_xmalloc(QUEUE * sizeof *mp->which);
 }
@@ -305,6 +308,7 @@ static void model_free(modelpath *mp)
 	free(mp->field);
 	free(mp->num);
 	free(mp->pending);
+	free(mp->bound);
 	free(mp->out);
 	free(mp->which);
 	twins_free(&mp->tw);
@@ -342,11 +346,15 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		return;
 	pn_predictor_flush_models(mp->p, mp->out, mp->which);
 	for (size_t j = 0; j < n; j++) {
+		double v = twin_time(&mp->tw, j, mp->out[j]);
+		check_time(&mp->dom, (size_t)mp->pending[j], v, NULL);
+		if (mp->bound[j]) {     /* after its row's own slot */
+			t[mp->pending[j]] = fmax(t[mp->pending[j]], v);
+			continue;
+		}
 		domain_keep(&mp->dom, mp->pending[j], twin_why(&mp->tw, j,
 			    pn_predictor_domain(mp->p, j)), NULL);
-		t[mp->pending[j]] = twin_time(&mp->tw, j, mp->out[j]);
-		check_time(&mp->dom, (size_t)mp->pending[j],
-			   t[mp->pending[j]], NULL);
+		t[mp->pending[j]] = v;
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
 				mp->which[j], 0, mp->level);
@@ -365,29 +373,37 @@ static const char *input_grad_field(const pn_layer *l, char *buf)
 			  "NA";
 }
 
-/* Queue row i at `batch` samples, its time to go to t[at]; full: as the
- * whole train step that computes its input's gradient (input_grad 1,
- * rule whole-dx), whatever its input_grad column says. */
-static void model_push(modelpath *mp, const pn_network *net, long i,
-		       double batch, long at, const pn_gpu *g, double *t,
-		       const factors *kf, int full)
+/* Whether the whole train step of l, predicted by model m, is bounded
+ * below by the same step with SGD: every optimizer of layer.h does SGD's
+ * update and more (state, more passes), so no step of it can be faster,
+ * but trees that take the optimizer as a category need not know that
+ * (a batchnorm step with Adam 5% faster than with SGD); where m saw SGD
+ * steps, a step of another optimizer takes at least m's SGD step. */
+static int sgd_bound(const pn_model *m, const pn_layer *l)
+{
+	return m && l->train && l->optimizer != PN_OPT_NONE &&
+	       l->optimizer != PN_OPT_SGD &&
+	       pn_domain_saw(m, PN_DOM_OPTIMIZER, pn_opt_name(PN_OPT_SGD));
+}
+
+/* Queue layer l (row i of net, as model_push made it) with traffic and
+ * its twin's roof and precision from; bound: as a lower bound of the
+ * slot queued before it (sgd_bound). */
+static void model_queue(modelpath *mp, const pn_network *net, long i,
+			double batch, long at, const pn_gpu *g,
+			const pn_layer *l, double traffic, double roof,
+			pn_prec from, int bound)
 {
 	const pn_netrow *r = &net->r[i];
-	pn_layer l;
-	double traffic, f[PN_F_N];
-	pn_network_scaled(net, r, batch, &l, &traffic);
+	double f[PN_F_N];
+	pn_layer q = *l;
+	pn_feature_row(&q, traffic, g, f);
 	for (int c = 0; c < net->ncols; c++)
 		mp->field[c] = r->field[c];
-	if (full)
-		l.no_input_grad = 0;
-	pn_prec from = l.prec;
-	double roof = unit_twin(pn_modelset_find(mp->ms,
-		pn_layer_name(l.type)), &l, &traffic, g);
-	pn_feature_row(&l, traffic, g, f);
 	for (int k = 0; k < NATTR; k++)
-		mp->field[mp->xcol[k]] = pn_layer_field(&l, l.prec,
+		mp->field[mp->xcol[k]] = pn_layer_field(&q, q.prec,
 			pn_layer_attrs[k], mp->buf[k]);
-	mp->field[mp->xcol[X_INPUT_GRAD]] = input_grad_field(&l,
+	mp->field[mp->xcol[X_INPUT_GRAD]] = input_grad_field(&q,
 		mp->buf[X_INPUT_GRAD]);
 	mp->field[mp->xcol[X_DEVICE]] = g->name;
 	for (int k = 0; k < PN_F_N; k++)
@@ -400,15 +416,43 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 		if (scaled[j] >= 0)
 			mp->field[scaled[j]] = pn_network_field(net, i, batch,
 				scaled[j], mp->buf[X_N + j]);
-	if (pn_predictor_pending(mp->p) == QUEUE)
-		model_flush(mp, t, kf);
 	size_t k = pn_predictor_pending(mp->p);
-	if (pn_predictor_push_num(mp->p, pn_layer_name(l.type), mp->field,
+	if (pn_predictor_push_num(mp->p, pn_layer_name(q.type), mp->field,
 				  NULL, mp->num) != 0)
 		pn_die_at(PN_EXIT_DATA, net->path, r->line, "%s",
 			  pn_predictor_error(mp->p));
 	mp->pending[k] = at;
+	mp->bound[k] = (signed char)bound;
 	twin_queue(&mp->tw, k, roof, from, f);
+}
+
+/* Queue row i at `batch` samples, its time to go to t[at]; full: as the
+ * whole train step that computes its input's gradient (input_grad 1,
+ * rule whole-dx), whatever its input_grad column says.  With sgd_bound,
+ * its SGD step after it, in the same flush. */
+static void model_push(modelpath *mp, const pn_network *net, long i,
+		       double batch, long at, const pn_gpu *g, double *t,
+		       const factors *kf, int full)
+{
+	const pn_netrow *r = &net->r[i];
+	pn_layer l;
+	double traffic;
+	pn_network_scaled(net, r, batch, &l, &traffic);
+	if (full)
+		l.no_input_grad = 0;
+	pn_prec from = l.prec;
+	const pn_model *m = pn_modelset_find(mp->ms, pn_layer_name(l.type));
+	double roof = unit_twin(m, &l, &traffic, g);
+	int bound = sgd_bound(m, &l);
+	if (pn_predictor_pending(mp->p) + 1 + bound > QUEUE)
+		model_flush(mp, t, kf);
+	model_queue(mp, net, i, batch, at, g, &l, traffic, roof, from, 0);
+	if (bound) {
+		pn_layer s = l;
+		s.optimizer = PN_OPT_SGD;
+		model_queue(mp, net, i, batch, at, g, &s, traffic, roof, from,
+			    1);
+	}
 }
 
 static factors factors_new(size_t n, int want)

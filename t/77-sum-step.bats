@@ -217,3 +217,36 @@ tiny_model() {
 	[ "$(col "$T/out" rule 1)" = whole ]
 	near "$(col "$T/out" time_ms 1)" 0.001
 }
+
+# half.model: train steps with SGD that take in_features ms and with Adam
+# half that, which no optimizer does
+half_model() {
+	{
+		cat "$F/dense-sgd.tsv"
+		awk -F'\t' -v OFS='\t' 'NR > 1 { $7 = $7 / 2; print }' "$F/dense-adam.tsv"
+	} | pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/half.model"
+}
+
+@test "pn-sum never predicts a whole train step faster than the same step with SGD where the model saw SGD" {
+	half_model
+	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
+	run_io pn-sum -m "$T/half.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv"
+	[ "$status" -eq 0 ]
+	sgd=$(column "$T/out" time_ms)
+	run_io pn-sum -m "$T/half.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column "$T/out" rule)" = whole ]
+	[ "$(column "$T/out" time_ms)" = "$sgd" ]
+}
+
+@test "pn-sum keeps a whole train step's own time where it is above the same step with SGD" {
+	# Adam's steps twice SGD's
+	awk -F'\t' -v OFS='\t' 'NR > 1 { $7 = $7 * 2 } 1' "$F/dense-adam.tsv" >"$T/slow.tsv"
+	{ cat "$F/dense-sgd.tsv"; tail -n +2 "$T/slow.tsv"; } |
+		pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/slow.model"
+	run_io pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
+	[ "$status" -eq 0 ]
+	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
+	pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv" | column /dev/stdin time_ms >"$T/sgd"
+	awk -v a="$(column "$T/out" time_ms)" -v s="$(cat "$T/sgd")" 'BEGIN { exit !(a > s) }'
+}
