@@ -346,15 +346,23 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		return;
 	pn_predictor_flush_models(mp->p, mp->out, mp->which);
 	for (size_t j = 0; j < n; j++) {
+		long at = mp->pending[j];
 		double v = twin_time(&mp->tw, j, mp->out[j]);
-		check_time(&mp->dom, (size_t)mp->pending[j], v, NULL);
 		if (mp->bound[j]) {     /* after its row's own slot */
-			t[mp->pending[j]] = fmax(t[mp->pending[j]], v);
+			/* a bound that is no time bounds nothing; one that
+			 * sets the time brings its verdict */
+			if (v >= 0 && isfinite(v) && v > t[at]) {
+				t[at] = v;
+				domain_keep(&mp->dom, at, twin_why(&mp->tw, j,
+					    pn_predictor_domain(mp->p, j)),
+					    "sgd-bound");
+			}
 			continue;
 		}
-		domain_keep(&mp->dom, mp->pending[j], twin_why(&mp->tw, j,
+		domain_keep(&mp->dom, at, twin_why(&mp->tw, j,
 			    pn_predictor_domain(mp->p, j)), NULL);
-		t[mp->pending[j]] = v;
+		t[at] = v;
+		check_time(&mp->dom, (size_t)at, v, NULL);
 		if (k->one) {
 			k->one[mp->pending[j]] = pn_interval_factor(
 				mp->which[j], 0, mp->level);
@@ -442,16 +450,20 @@ static void model_push(modelpath *mp, const pn_network *net, long i,
 		l.no_input_grad = 0;
 	pn_prec from = l.prec;
 	const pn_model *m = pn_modelset_find(mp->ms, pn_layer_name(l.type));
+	/* the same step with SGD (sgd_bound), its own twin if any; not for
+	 * a row that gives its traffic, which holds its own optimizer's */
+	pn_layer s = l;
+	double straffic = traffic;
+	int bound = sgd_bound(m, &l) && !(traffic > 0);
 	double roof = unit_twin(m, &l, &traffic, g);
-	int bound = sgd_bound(m, &l);
 	if (pn_predictor_pending(mp->p) + 1 + bound > QUEUE)
 		model_flush(mp, t, kf);
 	model_queue(mp, net, i, batch, at, g, &l, traffic, roof, from, 0);
 	if (bound) {
-		pn_layer s = l;
 		s.optimizer = PN_OPT_SGD;
-		model_queue(mp, net, i, batch, at, g, &s, traffic, roof, from,
-			    1);
+		double sroof = unit_twin(m, &s, &straffic, g);
+		model_queue(mp, net, i, batch, at, g, &s, straffic, sroof,
+			    from, 1);
 	}
 }
 

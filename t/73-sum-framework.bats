@@ -183,16 +183,24 @@ paged() {
 	grep -q '^\.BR \\-\\-framework =\\fIFILE\\fR$' "$PN_ROOT/man/pn-sum.1"
 }
 
+# mem_net: a copy of 1000 elements forward and backward, in $T/mem.tsv
+mem_net() {
+	printf 'name\tlayer\top\tphase\trepeat\telements\tprecision\n' >"$T/mem.tsv"
+	printf 'copy\tmem\tmem\tfwd\t1\t1000\tfp32\ncopy\tmem\tmem\tbwd\t1\t1000\tfp32\n' >>"$T/mem.tsv"
+}
+
 @test "pn-sum --framework gives a mem row the elementwise costs when the profile names no mem cost" {
-	# a copy of 1000 elements forward and backward: elementwise 1 + 2 us
-	printf 'name\tlayer\top\tphase\trepeat\telements\tprecision\n' >"$T/net.tsv"
-	printf 'copy\tmem\tmem\tfwd\t1\t1000\tfp32\ncopy\tmem\tmem\tbwd\t1\t1000\tfp32\n' >>"$T/net.tsv"
-	run_io pn-sum $A --framework "$F/profile.tsv" --per-layer "$T/net.tsv"
+	mem_net
+	run_io pn-sum $A --framework "$F/profile.tsv" --per-layer "$T/mem.tsv"
 	[ "$status" -eq 0 ]
+	# elementwise 1 + 2 us
 	[ "$(column "$T/out" overhead_ms | tr '\n' ' ')" = "0.001 0.002 " ]
-	# a profile with mem costs gives their own
+}
+
+@test "pn-sum --framework gives a mem row the profile's own mem costs where it names them" {
+	mem_net
 	{ cat "$F/profile.tsv"; printf 'mem.fwd\t5\ta copy\nmem.bwd\t6\ta copy\n'; } >"$T/p.tsv"
-	run_io pn-sum $A --framework "$T/p.tsv" --per-layer "$T/net.tsv"
+	run_io pn-sum $A --framework "$T/p.tsv" --per-layer "$T/mem.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(column "$T/out" overhead_ms | tr '\n' ' ')" = "0.005 0.006 " ]
 }

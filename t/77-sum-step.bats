@@ -161,6 +161,23 @@ setup_file() {
 	[ "$(column "$T/out" source)" = model ]
 }
 
+@test "pn-sum splits a small lstm's weight accumulation as one row of its elements" {
+	# an elementwise model of adds of 1-16 rows of 1-1024 elements; an
+	# lstm of hidden 5 (g H = 20): 100 elements, one row of 100, not of
+	# 2048
+	{
+		printf 'layer\top\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\tdevice\ttime_ms\n'
+		for b in 1 2 4 16; do for d in 1 64 1024; do
+			awk -v b=$b -v d=$d 'BEGIN { printf "elementwise\tadd\t%s\t1\t%s\tfp32\tfwd\tnone\tUNIT\t%.9g\n", b, d, b * d / 1e6 }'
+		done; done
+	} | pn-featurize $G | pn-fit -f lr -L -F batch,dim -o "$T/ew.model"
+	cat "$BATS_FILE_TMPDIR/fwd.model" "$T/ew.model" >"$T/models"
+	run_io pn-sum -m "$T/models" --fallback roofline $G -d UNIT -b 4 \
+		--framework "$F/cells-profile.tsv" --per-layer "$F/lstm.tsv"
+	[ "$status" -eq 0 ]
+	[ "$(column "$T/out" domain)" = - ]
+}
+
 @test "pn-sum keeps the same lstm train row whole without a framework profile, as on a GPU" {
 	run_io pn-sum -m "$BATS_FILE_TMPDIR/fwd.model" --fallback roofline $G -d UNIT -b 4 --per-layer "$F/lstm.tsv"
 	[ "$status" -eq 0 ]
@@ -244,9 +261,41 @@ half_model() {
 	awk -F'\t' -v OFS='\t' 'NR > 1 { $7 = $7 * 2 } 1' "$F/dense-adam.tsv" >"$T/slow.tsv"
 	{ cat "$F/dense-sgd.tsv"; tail -n +2 "$T/slow.tsv"; } |
 		pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/slow.model"
+	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
+	run_io pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv"
+	[ "$status" -eq 0 ]
+	sgd=$(column "$T/out" time_ms)
 	run_io pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
 	[ "$status" -eq 0 ]
-	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
-	pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv" | column /dev/stdin time_ms >"$T/sgd"
-	awk -v a="$(column "$T/out" time_ms)" -v s="$(cat "$T/sgd")" 'BEGIN { exit !(a > s) }'
+	awk -v a="$(column "$T/out" time_ms)" -v s="$sgd" 'BEGIN { exit !(a > s && s > 0) }'
+}
+
+@test "pn-sum ignores an SGD bound that is no time and keeps the row's own" {
+	# SGD's steps in_features - 150 ms (fitted above 150, below 0 at
+	# 100), Adam's in_features
+	{
+		awk -F'\t' -v OFS='\t' 'NR == 1 || $3 > 150 { if (NR > 1) $7 = $7 - 150; print }' "$F/dense-sgd.tsv"
+		tail -n +2 "$F/dense-adam.tsv"
+	} | pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/low.model"
+	sed 's/\t1000\t500\t/\t100\t500\t/' "$F/dense.tsv" >"$T/small.tsv"
+	run_io pn-sum -m "$T/low.model" $G -d UNIT -b 4 --per-layer "$T/small.tsv"
+	[ "$status" -eq 0 ]
+	NEAR_TOL=1e-9 near "$(column "$T/out" time_ms)" 100
+}
+
+@test "pn-sum bounds a twin's step by the same step's SGD twin, each at its own rooflines" {
+	# SGD's and Adam's fp32 steps both in_features ms; a bf16 row on TC
+	# goes through its fp32 twin, whose rooflines differ by the state
+	{ cat "$F/dense-sgd.tsv"; tail -n +2 "$F/dense-adam.tsv"; } |
+		pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/same.model"
+	pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/adam-only.model" "$F/dense-adam.tsv"
+	A="--gpuspecs $FIX/sum/amp-gpus.tsv -d TC -b 1 --per-layer"
+	sed 's/fp32\tadam$/bf16\tadam/' "$F/dense.tsv" >"$T/adam.tsv"
+	sed 's/fp32\tadam$/bf16\tsgd/' "$F/dense.tsv" >"$T/sgd.tsv"
+	own=$(pn-sum -m "$T/adam-only.model" $A "$T/adam.tsv" 2>/dev/null | column /dev/stdin time_ms)
+	sgd=$(pn-sum -m "$T/same.model" $A "$T/sgd.tsv" 2>/dev/null | column /dev/stdin time_ms)
+	run_io pn-sum -m "$T/same.model" $A "$T/adam.tsv"
+	[ "$status" -eq 0 ]
+	want=$(awk -v a="$own" -v s="$sgd" 'BEGIN { printf "%.17g", (a > s ? a : s) }')
+	NEAR_TOL=1e-9 near "$(column "$T/out" time_ms)" "$want"
 }

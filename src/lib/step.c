@@ -132,13 +132,13 @@ static pn_step_part *elem(pn_step_part *p, const char *what, int phase,
 /* A flat pass of op over n elements of l's precision, t weight-sized
  * tensors read and written: rows of PN_STEP_ROW elements (step.h, the
  * optimizer's passes), a shape inside what per-op data samples whatever
- * the tensors' own. */
+ * the tensors' own; one row of n when n is less. */
 static pn_step_part *flat(pn_step_part *p, const char *what, int phase,
 			  const pn_layer *l, const char *op, double n,
 			  double t)
 {
 	return elem(p, what, phase, l, op, ceil(n / PN_STEP_ROW), 1,
-		    PN_STEP_ROW, t * n * l->bytes);
+		    fmin(n, PN_STEP_ROW), t * n * l->bytes);
 }
 
 /* A reduction of rows x n into n (a bias's or a table's gradient). */

@@ -79,8 +79,8 @@
  * count).  The passes are those of torch/optim's _multi_tensor_<name>
  * functions (torch 1.13, the foreach path, PyTorch's default on CUDA;
  * weight decay 0), each an elementwise row (ceil(N / PN_STEP_ROW), 1,
- * PN_STEP_ROW) of the op below with traffic t N e (t weight-sized tensors
- * read and written).  A pass is flat: its time depends on N, not on a
+ * min(N, PN_STEP_ROW)) of the op below with traffic t N e (t weight-sized
+ * tensors read and written).  A pass is flat: its time depends on N, not on a
  * shape, and rows of 2048 keep the shape within NeuSight's sampled range
  * where (1, 1, N), the shape of a traced graph's acc rows, has a dim far
  * beyond it (at most 16384 sampled):
