@@ -141,17 +141,23 @@ setup_file() {
 	[ "$(col "$T/out" train_ms 1)" = 0 ]
 }
 
-@test "pn-sum splits an lstm's weight accumulation as a flat pass inside the elementwise model's sampled shapes" {
-	# an elementwise model of adds of 1-16 rows of 64-4096 elements; an
-	# lstm of hidden 64 (g H = 256): its weight gradient's 16384
-	# elements as 8 rows of 2048, not 256 rows of 64
+# add_models DIM...: fwd.model and an elementwise model of adds of 1-16
+# rows of each DIM elements (b d / 1e6 ms) in $T/models
+add_models() {
 	{
 		printf 'layer\top\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\tdevice\ttime_ms\n'
-		for b in 1 2 4 16; do for d in 64 2048 4096; do
+		for b in 1 2 4 16; do for d in "$@"; do
 			awk -v b=$b -v d=$d 'BEGIN { printf "elementwise\tadd\t%s\t1\t%s\tfp32\tfwd\tnone\tUNIT\t%.9g\n", b, d, b * d / 1e6 }'
 		done; done
 	} | pn-featurize $G | pn-fit -f lr -L -F batch,dim -o "$T/ew.model"
 	cat "$BATS_FILE_TMPDIR/fwd.model" "$T/ew.model" >"$T/models"
+}
+
+@test "pn-sum splits an lstm's weight accumulation as a flat pass inside the elementwise model's sampled shapes" {
+	# adds of 64-4096 elements; an lstm of hidden 64 (g H = 256): its
+	# weight gradient's 16384 elements as 8 rows of 2048, not 256 rows of
+	# 64
+	add_models 64 2048 4096
 	printf 'name\tlayer\tphase\tbatch\tseq_len\tinput_size\thidden\tlayers\tbidirectional\tprecision\toptimizer\nrnn\tlstm\ttrain\t1\t3\t10\t64\t1\t0\tfp32\tnone\n' >"$T/lstm.tsv"
 	run_io pn-sum -m "$T/models" --fallback roofline $G -d UNIT -b 4 \
 		--framework "$F/cells-profile.tsv" --per-layer "$T/lstm.tsv"
@@ -162,16 +168,9 @@ setup_file() {
 }
 
 @test "pn-sum splits a small lstm's weight accumulation as one row of its elements" {
-	# an elementwise model of adds of 1-16 rows of 1-1024 elements; an
-	# lstm of hidden 5 (g H = 20): 100 elements, one row of 100, not of
-	# 2048
-	{
-		printf 'layer\top\tbatch\tseq_len\tdim\tprecision\tpass\toptimizer\tdevice\ttime_ms\n'
-		for b in 1 2 4 16; do for d in 1 64 1024; do
-			awk -v b=$b -v d=$d 'BEGIN { printf "elementwise\tadd\t%s\t1\t%s\tfp32\tfwd\tnone\tUNIT\t%.9g\n", b, d, b * d / 1e6 }'
-		done; done
-	} | pn-featurize $G | pn-fit -f lr -L -F batch,dim -o "$T/ew.model"
-	cat "$BATS_FILE_TMPDIR/fwd.model" "$T/ew.model" >"$T/models"
+	# adds of 1-1024 elements; an lstm of hidden 5 (g H = 20): 100
+	# elements, one row of 100, not of 2048
+	add_models 1 64 1024
 	run_io pn-sum -m "$T/models" --fallback roofline $G -d UNIT -b 4 \
 		--framework "$F/cells-profile.tsv" --per-layer "$F/lstm.tsv"
 	[ "$status" -eq 0 ]
@@ -244,12 +243,17 @@ half_model() {
 	} | pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/half.model"
 }
 
+# sgd_step MODEL: MODEL's time_ms of dense.tsv's row with SGD (a failing
+# pn-sum fails the assignment that calls it)
+sgd_step() {
+	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
+	pn-sum -m "$1" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv" >"$T/sgd.out"
+	column "$T/sgd.out" time_ms
+}
+
 @test "pn-sum never predicts a whole train step faster than the same step with SGD where the model saw SGD" {
 	half_model
-	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
-	run_io pn-sum -m "$T/half.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv"
-	[ "$status" -eq 0 ]
-	sgd=$(column "$T/out" time_ms)
+	sgd=$(sgd_step "$T/half.model")
 	run_io pn-sum -m "$T/half.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
 	[ "$status" -eq 0 ]
 	[ "$(column "$T/out" rule)" = whole ]
@@ -261,10 +265,7 @@ half_model() {
 	awk -F'\t' -v OFS='\t' 'NR > 1 { $7 = $7 * 2 } 1' "$F/dense-adam.tsv" >"$T/slow.tsv"
 	{ cat "$F/dense-sgd.tsv"; tail -n +2 "$T/slow.tsv"; } |
 		pn-fit -f lr --no-log-target -F in_features,pass,optimizer -o "$T/slow.model"
-	sed 's/adam$/sgd/' "$F/dense.tsv" >"$T/sgd.tsv"
-	run_io pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$T/sgd.tsv"
-	[ "$status" -eq 0 ]
-	sgd=$(column "$T/out" time_ms)
+	sgd=$(sgd_step "$T/slow.model")
 	run_io pn-sum -m "$T/slow.model" $G -d UNIT -b 4 --per-layer "$F/dense.tsv"
 	[ "$status" -eq 0 ]
 	awk -v a="$(column "$T/out" time_ms)" -v s="$sgd" 'BEGIN { exit !(a > s && s > 0) }'
