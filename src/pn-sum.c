@@ -364,10 +364,10 @@ static void model_flush(modelpath *mp, double *t, const factors *k)
 		t[at] = v;
 		check_time(&mp->dom, (size_t)at, v, NULL);
 		if (k->one) {
-			k->one[mp->pending[j]] = pn_interval_factor(
-				mp->which[j], 0, mp->level);
-			k->sum[mp->pending[j]] = pn_interval_factor(
-				mp->which[j], 1, mp->level);
+			k->one[at] = pn_interval_factor(mp->which[j], 0,
+							mp->level);
+			k->sum[at] = pn_interval_factor(mp->which[j], 1,
+							mp->level);
 		}
 	}
 }

@@ -187,6 +187,13 @@ rmse_of() {
 	[ "$(head -1 err)" = "pn-fit: mlp: invalid --param: anneal must be 0 to 1" ]
 }
 
+@test "pn-fit -f mlp refuses a learning rate out of range as a usage error, naming its range" {
+	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p lr=1e9 "$M/smooth.tsv"
+	[ "$status" -eq 2 ]
+	[ "$(head -1 err)" = "pn-fit: mlp: invalid --param: lr must be above 0 and below 1000" ]
+	[ ! -e a.model ]
+}
+
 @test "pn-fit -f mlp rejects a dropout of 1" {
 	run_io pn-fit -f mlp -F x1,x2,x3 --no-by-layer -o a.model -p dropout=1 "$M/smooth.tsv"
 	[ "$status" -eq 2 ]
