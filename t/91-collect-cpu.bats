@@ -39,6 +39,13 @@ collect() {
 	grep -qF "pn-featurize --gpuspecs $BATS_TEST_TMPDIR/d/cpu-spec.tsv" "$BATS_TEST_TMPDIR/d/README.md"
 }
 
+@test "pipelines/collect-cpu's README names the CPU's family and model, never an empty parenthesis" {
+	collect "$BATS_TEST_TMPDIR/o"
+	fam=$(awk -F': *' '/^cpu family/ { print $2; exit }' /proc/cpuinfo)
+	grep -q "^- CPU: .* (family $fam, model [0-9]*), $(nproc) cores" "$BATS_TEST_TMPDIR/o/README.md"
+	! grep -q '()' "$BATS_TEST_TMPDIR/o/README.md"
+}
+
 @test "pipelines/collect-cpu names the device and the spec row DEVICE" {
 	collect "$BATS_TEST_TMPDIR/o" DEVICE=box-1t
 	zcat "$BATS_TEST_TMPDIR/o/dense.tsv.gz" >"$BATS_TEST_TMPDIR/d.tsv"
