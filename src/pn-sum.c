@@ -66,7 +66,8 @@ static const char usage[] =
 "                          half rows; AMP does already)\n"
 "      --framework FILE    add a framework's fixed costs per op (a profile,\n"
 "                          samples/frameworks/) to every row and the step;\n"
-"                          column overhead_ms, last, says how much\n"
+"                          column overhead_ms, last, says how much (page_ms,\n"
+"                          before it, how much of that is fresh pages)\n"
 "  -g, --gpuspecs FILE     read GPU specs from FILE (default: gpuspecs/gpus.tsv)\n"
 "      --strict            refuse (exit 1) a row that a model would predict\n"
 "                          outside what it was fitted on (its domain)\n"
@@ -79,7 +80,7 @@ static const char usage[] =
 "peak_gb mem_gb fits, one row per GPU, the GPUs the job fits first, each part\n"
 "by rising epoch time (batch: with --max-batch); with --interval also\n"
 "iteration_lo_ms iteration_hi_ms epoch_lo_s epoch_hi_s; with --framework\n"
-"also overhead_ms.  Per-layer columns: the network's, then device source rule\n"
+"also page_ms overhead_ms.  Per-layer columns: the network's, then device source rule\n"
 "time_ms total_ms [time_lo_ms time_hi_ms] weights_bytes grads_bytes\n"
 "state_bytes saved_bytes workspace_bytes domain [overhead_ms].  A train row\n"
 "whose model never saw train steps with its optimizer is split into forward,\n"
@@ -1037,6 +1038,7 @@ typedef struct {
 	int fits;
 	int rank, cost_rank;
 	double overhead;        /* --framework: per iteration, ms */
+	double page;            /* of it, step.page's fresh pages, ms */
 } result;
 
 #define GIB 1073741824.0
@@ -1766,8 +1768,10 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 		pn_sheet_head(tb, sumcols[x], 0);
 	for (int x = 0; interval && lohi[x]; x++)
 		pn_sheet_head(tb, lohi[x], 0);
-	if (overhead)
+	if (overhead) {
+		pn_sheet_head(tb, "page_ms", 0);
 		pn_sheet_head(tb, "overhead_ms", 0);
+	}
 	pn_sheet_end(tb);
 	for (int d = 0; d < ndev; d++) {
 		const result *r = &res[d];
@@ -1795,8 +1799,10 @@ static void write_summary(pn_sheet *tb, const result *res, int ndev,
 			pn_sheet_num(tb, r->epoch_lo / 1e3);
 			pn_sheet_num(tb, r->epoch_hi / 1e3);
 		}
-		if (overhead)
+		if (overhead) {
+			pn_sheet_num(tb, r->page);
 			pn_sheet_num(tb, r->overhead);
+		}
 		pn_sheet_end(tb);
 	}
 }
@@ -1923,9 +1929,11 @@ static void overhead_sum(const pn_framework *fw, const stepper *st,
 		result *r = &res[d];
 		double pg[PN_STEP_NPHASES] = {0}, step = once;
 		page_costs(fw, net, r, pg);
+		r->page = 0;
 		for (int p = 0; p < PN_STEP_NPHASES; p++) {
 			r->ph[p] += pg[p];
 			step += pg[p];
+			r->page += pg[p];
 		}
 		r->overhead = rows + step;
 		r->ph[PN_STEP_OPT] += once;

@@ -82,22 +82,36 @@ paged() {
 	C="--fallback roofline -g $T/cpu.tsv -d UCPU -b 4"
 }
 
-@test "pn-sum --framework's step.page charges a step's saved activations and gradients to train_ms, Adam's two temporaries to opt_ms" {
+# paged_step: the first row of the test network at 4096 us a page (0.001
+# ms a byte), run with the paged profile ($T/out, status) and without it
+# ($T/without); w, saved and grads: its weights', saved and gradient bytes
+paged_step() {
 	head -n 2 "$F/net.tsv" >"$T/net.tsv"
-	# 4096 us a page: 0.001 ms a byte
 	paged 4096
 	pn-sum $C --per-layer "$T/net.tsv" >"$T/rows"
 	pn-sum $C --framework "$F/profile.tsv" "$T/net.tsv" >"$T/without"
 	run_io pn-sum $C --framework "$T/p.tsv" "$T/net.tsv"
-	[ "$status" -eq 0 ]
-	[ ! -s "$T/err" ]
 	w=$(col "$T/rows" weights_bytes 1)
 	saved=$(col "$T/rows" saved_bytes 1)
 	grads=$(col "$T/rows" grads_bytes 1)
+}
+
+@test "pn-sum --framework's step.page charges a step's saved activations and gradients to train_ms, Adam's two temporaries to opt_ms" {
+	paged_step
+	[ "$status" -eq 0 ]
+	[ ! -s "$T/err" ]
 	near "$(col "$T/out" train_ms 1)" "$(echo "$(col "$T/without" train_ms 1) + ($saved + $grads) / 1000" | bc -l)"
 	near "$(col "$T/out" opt_ms 1)" "$(echo "$(col "$T/without" opt_ms 1) + 2 * $w / 1000" | bc -l)"
 	near "$(col "$T/out" overhead_ms 1)" "$(echo "$(col "$T/without" overhead_ms 1) + ($saved + $grads + 2 * $w) / 1000" | bc -l)"
 	near "$(col "$T/out" iteration_ms 1)" "$(echo "$(col "$T/without" iteration_ms 1) + ($saved + $grads + 2 * $w) / 1000" | bc -l)"
+}
+
+@test "pn-sum --framework's page_ms, before overhead_ms, is the step's fresh pages at step.page, 0 without it" {
+	paged_step
+	[ "$status" -eq 0 ]
+	near "$(col "$T/out" page_ms 1)" "$(echo "($saved + $grads + 2 * $w) / 1000" | bc -l)"
+	[ "$(col "$T/without" page_ms 1)" = 0 ]
+	[ "$(head -1 "$T/out" | tr '\t' '\n' | tail -2 | tr '\n' ' ')" = "page_ms overhead_ms " ]
 }
 
 @test "pn-sum --framework's step.page charges SGD without momentum no optimizer temporaries" {
