@@ -40,8 +40,9 @@ collect() {
 }
 
 @test "pipelines/collect-cpu's README names the CPU's family and model, never an empty parenthesis" {
-	collect "$BATS_TEST_TMPDIR/o"
 	fam=$(awk -F': *' '/^cpu family/ { print $2; exit }' /proc/cpuinfo)
+	[ -n "$fam" ] || skip "/proc/cpuinfo names no cpu family"
+	collect "$BATS_TEST_TMPDIR/o"
 	grep -q "^- CPU: .* (family $fam, model [0-9]*), $(nproc) cores" "$BATS_TEST_TMPDIR/o/README.md"
 	! grep -q '()' "$BATS_TEST_TMPDIR/o/README.md"
 }
