@@ -319,7 +319,7 @@ int pn_design_classify(pn_design *d, const pn_table *t, const size_t *rows,
 			ks[m++].c = c;
 		}
 	}
-	d->num = pn_xmalloc((n * (size_t)m + 1) * sizeof *d->num);
+	d->num = pn_xmalloc_bulk((n * (size_t)m + 1) * sizeof *d->num);
 	d->num_t = t;
 	d->num_rows = rows;
 	d->num_n = n;
@@ -544,7 +544,7 @@ void pn_design_scaling(const double *x, size_t n, size_t p, int want,
 double *pn_design_scale(const double *x, size_t n, size_t p,
 			const pn_feature *feat)
 {
-	double *s = pn_xmalloc(n * p * sizeof *s);
+	double *s = pn_xmalloc_bulk(n * p * sizeof *s);
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < p; j++)
 			s[i * p + j] = (x[i * p + j] - feat[j].mean) /

@@ -1,7 +1,9 @@
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -149,6 +151,41 @@ void *pn_xrealloc(void *p, size_t n)
 	if (!p)
 		pn_die(PN_EXIT_DATA, "out of memory");
 	return p;
+}
+
+/* From this size up, a bulk buffer asks for huge pages. */
+#define BULK_BYTES ((size_t)4 << 20)
+
+/* Advise the 4 KiB pages that [p, p + n) touches; the kernel backs the
+ * 2 MiB aligned stretches of them with huge pages as they are first
+ * touched.  Outward, not inward: a large block is a mapping of its own
+ * (glibc's mmap chunk, its header in the first page), and advising part
+ * of it would split it in two, where realloc's mremap needs one (it would
+ * copy the block instead).  Failure (no THP in this kernel) changes
+ * nothing but the fault count. */
+static void *advise_bulk(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	if (n >= BULK_BYTES) {
+		uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+		uintptr_t e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+		if (e > a)
+			(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+#else
+	(void)n;
+#endif
+	return p;
+}
+
+void *pn_xmalloc_bulk(size_t n)
+{
+	return advise_bulk(pn_xmalloc(n), n);
+}
+
+void *pn_xrealloc_bulk(void *p, size_t n)
+{
+	return advise_bulk(pn_xrealloc(p, n), n);
 }
 
 char *pn_xstrdup(const char *s)

@@ -285,11 +285,11 @@ static int leave_devices_out(pn_fit *r)
 						 r->fault)) < 0) ||
 	    logo_devices(r, dc) < 0)
 		return -1;
-	r->lo.x = pn_xmalloc(n * p * sizeof *r->lo.x);
+	r->lo.x = pn_xmalloc_bulk(n * p * sizeof *r->lo.x);
 	r->lo.y = pn_xmalloc(n * sizeof *r->lo.y);
 	r->lo.pred = pn_xmalloc(n * sizeof *r->lo.pred);
 	if (nv) {
-		r->lo.vx = pn_xmalloc(nv * p * sizeof *r->lo.vx);
+		r->lo.vx = pn_xmalloc_bulk(nv * p * sizeof *r->lo.vx);
 		r->lo.vy = pn_xmalloc(nv * sizeof *r->lo.vy);
 	}
 	for (int d = 0; d < r->lo.dev.n; d++) {
@@ -427,7 +427,7 @@ static int prepare(pn_fit *r, const char *layer)
 	int base = r->s.base ? pn_table_col(t, r->s.base, f) : -1;
 	if (!(g->x = pn_design_take(&g->d, t, g->rows, g->n)) &&
 	    pn_design_encode(&g->d, t, g->rows, g->n,
-			     g->x = pn_xmalloc(g->n * p * sizeof *g->x), f) < 0)
+			     g->x = pn_xmalloc_bulk(g->n * p * sizeof *g->x), f) < 0)
 		return -1;
 	if (pn_design_target(t, g->rows, g->n, tc, r->s.log, base, g->y, f) < 0)
 		return -1;
@@ -450,7 +450,7 @@ static int prepare(pn_fit *r, const char *layer)
 		return r->s.autofit ? pn_fault_set(f, PN_EXIT_DATA, v->path, 0,
 						 "no validation rows of layer "
 						 "'%s'", layer) : 0;
-	g->vx = pn_xmalloc(g->nv * p * sizeof *g->vx);
+	g->vx = pn_xmalloc_bulk(g->nv * p * sizeof *g->vx);
 	g->vy = pn_xmalloc(g->nv * sizeof *g->vy);
 	int vt = -1, vb = -1;
 	if (pn_design_encode(&g->d, v, g->vrows, g->nv, g->vx, f) < 0 ||

@@ -40,7 +40,7 @@ static size_t fill(pn_tsv *t)
 	}
 	if (t->end == t->cap) {
 		t->cap *= 2;
-		t->buf = pn_xrealloc(t->buf, t->cap + 1);
+		t->buf = pn_xrealloc_bulk(t->buf, t->cap + 1);
 	}
 	size_t n = pn_input_read(t->in, t->buf + t->end, t->cap - t->end);
 	t->end += n;
@@ -297,9 +297,9 @@ void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads)
 	}
 	size_t cells = (nrows ? nrows : 1) * (size_t)t->ncols;
 	*out = (pn_tsv_rows){ .text = t->buf, .nrows = nrows,
-			      .cell = pn_xmalloc(cells * sizeof *out->cell),
-			      .len = pn_xmalloc(cells * sizeof *out->len),
-			      .line = pn_xmalloc((nrows ? nrows : 1) *
+			      .cell = pn_xmalloc_bulk(cells * sizeof *out->cell),
+			      .len = pn_xmalloc_bulk(cells * sizeof *out->len),
+			      .line = pn_xmalloc_bulk((nrows ? nrows : 1) *
 						 sizeof *out->line) };
 	/* a share whose thread cannot start is split here below */
 	for (int j = 1; j < threads; j++)
