@@ -1947,6 +1947,40 @@ static void overhead_sum(const pn_framework *fw, const stepper *st,
 	}
 }
 
+/* Where fresh pages (step.page) are more than this share of a CPU step,
+ * pn-sum says so: pn's count of them was 0.1-3.8x the faults PyTorch's
+ * steps took (bench/real-steps), so such a share can move the step by
+ * about as much as itself. */
+#define PAGE_WARN_SHARE 0.1
+
+/* Warn of the CPU results whose fresh pages are above PAGE_WARN_SHARE of
+ * the iteration: the largest share, and how many results. */
+static void warn_pages(const result *res, int ndev)
+{
+	int n = 0, w = -1;
+	for (int d = 0; d < ndev; d++) {
+		const result *r = &res[d];
+		if (!(r->page > PAGE_WARN_SHARE * r->iter_ms))
+			continue;
+		n++;
+		if (w < 0 || r->page / r->iter_ms >
+			     res[w].page / res[w].iter_ms)
+			w = d;
+	}
+	if (!n)
+		return;
+	char others[64] = "";
+	if (n > 1)
+		snprintf(others, sizeof others, ", above %.0f%% on %d more",
+			 100 * PAGE_WARN_SHARE, n - 1);
+	pn_warn("fresh pages (step.page) are %.0f%% of the step on %s "
+		"(page_ms %.3g of %.3g ms%s): the least certain part of a "
+		"CPU step, whose page count was 0.1-3.8x PyTorch's on "
+		"bench/real-steps (pn-sum(1), FRAMEWORK OVERHEAD)",
+		100 * res[w].page / res[w].iter_ms, res[w].g->name,
+		res[w].page, res[w].iter_ms, others);
+}
+
 /* The stepper of the options (--optimizer, --momentum, mixed precision),
  * models and framework profile (NULL: none): each row's rule, and the
  * parts' model path when some row has parts. */
@@ -2033,8 +2067,10 @@ int main(int argc, char **argv)
 			rows[b] = pn_xmalloc((size_t)net.n * sizeof *rows[b]);
 		memory(&o, &net, res, ndev, o.per_layer ? rows : NULL);
 	}
-	if (fw)
+	if (fw) {
 		overhead_sum(fw, &st, &net, res, ndev);
+		warn_pages(res, ndev);
+	}
 
 	device_sources(&net, src, mp.dom.all, res, ndev);
 	FILE *f = pn_output_open(o.out);

@@ -99,7 +99,8 @@ paged_step() {
 @test "pn-sum --framework's step.page charges a step's saved activations and gradients to train_ms, Adam's two temporaries to opt_ms" {
 	paged_step
 	[ "$status" -eq 0 ]
-	[ ! -s "$T/err" ]
+	# nothing on stderr but the warning of those pages (the next test)
+	! grep -v '^pn-sum: warning: fresh pages (step.page) are ' "$T/err"
 	near "$(col "$T/out" train_ms 1)" "$(echo "$(col "$T/without" train_ms 1) + ($saved + $grads) / 1000" | bc -l)"
 	near "$(col "$T/out" opt_ms 1)" "$(echo "$(col "$T/without" opt_ms 1) + 2 * $w / 1000" | bc -l)"
 	near "$(col "$T/out" overhead_ms 1)" "$(echo "$(col "$T/without" overhead_ms 1) + ($saved + $grads + 2 * $w) / 1000" | bc -l)"
@@ -112,6 +113,41 @@ paged_step() {
 	near "$(col "$T/out" page_ms 1)" "$(echo "($saved + $grads + 2 * $w) / 1000" | bc -l)"
 	[ "$(col "$T/without" page_ms 1)" = 0 ]
 	[ "$(head -1 "$T/out" | tr '\t' '\n' | tail -2 | tr '\n' ' ')" = "page_ms overhead_ms " ]
+}
+
+@test "pn-sum --framework warns where a CPU step's fresh pages are above a tenth of it, with their share" {
+	paged_step
+	[ "$status" -eq 0 ]
+	share=$(echo "100 * $(col "$T/out" page_ms 1) / $(col "$T/out" iteration_ms 1)" | bc -l)
+	[ "$(echo "$share > 10" | bc)" = 1 ]
+	grep -q "^pn-sum: warning: fresh pages (step.page) are $(printf '%.0f' "$share")% of the step on UCPU (page_ms " "$T/err"
+}
+
+@test "pn-sum --framework's fresh-page warning names the CPU of the largest share and counts the others" {
+	head -n 2 "$F/net.tsv" >"$T/net.tsv"
+	paged 40
+	# UCPU2: UCPU's twin with a 1000x slower memory, whose step is
+	# longer and so less of it fresh pages
+	awk -F'\t' -v OFS='\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+		{ print } $1 == "UCPU" { $1 = "UCPU2"; $c["mem_bw_gbs"] /= 1000; print }' \
+		"$T/cpu.tsv" >"$T/cpu2.tsv"
+	run_io pn-sum --fallback roofline -g "$T/cpu2.tsv" -d UCPU2,UCPU -b 4 --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	share() { awk -F'\t' -v d="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["device"] == d { printf "%.0f", 100 * $c["page_ms"] / $c["iteration_ms"] }' "$T/out"; }
+	[ "$(share UCPU2)" -gt 10 ]
+	[ "$(share UCPU)" -gt "$(share UCPU2)" ]
+	[ "$(grep -c warning "$T/err")" = 1 ]
+	grep -q "fresh pages (step.page) are $(share UCPU)% of the step on UCPU (page_ms .* ms, above 10% on 1 more): " "$T/err"
+}
+
+@test "pn-sum --framework does not warn of fresh pages below a tenth of a CPU step" {
+	head -n 2 "$F/net.tsv" >"$T/net.tsv"
+	paged 0.001
+	run_io pn-sum $C --framework "$T/p.tsv" "$T/net.tsv"
+	[ "$status" -eq 0 ]
+	awk -v p="$(col "$T/out" page_ms 1)" 'BEGIN { exit !(p > 0) }'
+	[ ! -s "$T/err" ]
 }
 
 @test "pn-sum --framework's step.page charges SGD without momentum no optimizer temporaries" {
