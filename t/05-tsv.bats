@@ -285,6 +285,27 @@ bom() { printf '\357\273\277'; cat "$1"; }
 	diff "$(T plain.eval)" <(printf '%s\n' "$output")
 }
 
+# A table read whole (pn-fit's) is read from a regular file into a buffer
+# of the file's size, from a pipe or gzip into one that grows: the rows
+# are the same, past the first megabyte too.
+@test "pn-fit reads a table of megabytes alike from a file, a pipe, gzip and after a byte order mark" {
+	awk 'BEGIN { srand(7); print "layer\tx1\tx2\ttime_ms"
+		for (i = 0; i < 60000; i++) { a = rand(); b = rand()
+			printf "dense\t%.9f\t%.9f\t%.9f\n", a, b, 1 + a + 2 * b + rand() / 10 } }' >"$(T big)"
+	[ "$(stat -c %s "$(T big)")" -gt 2000000 ]
+	A="-f lr -F x1,x2 --no-by-layer -s 1"
+	pn-fit $A -o "$(T file.model)" "$(T big)"
+	cat "$(T big)" | pn-fit $A -o "$(T pipe.model)" -
+	gzip -c "$(T big)" >"$(T big.gz)"
+	pn-fit $A -o "$(T gz.model)" "$(T big.gz)"
+	bom "$(T big)" >"$(T bom)"
+	pn-fit $A -o "$(T bom.model)" "$(T bom)"
+	cmp "$(T file.model)" "$(T pipe.model)"
+	cmp "$(T file.model)" "$(T gz.model)"
+	cmp "$(T file.model)" "$(T bom.model)"
+	grep -qx 'info rows 60000' "$(T file.model)"
+}
+
 @test "pn-sum reads a network that starts with a byte order mark" {
 	S="--gpuspecs $FIX/sum/gpus.tsv"
 	bom "$FIX/sum/net.tsv" >"$(T net)"

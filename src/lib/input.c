@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -176,4 +177,16 @@ size_t pn_input_read(pn_input *in, char *buf, size_t n)
 	if (in->hpos < in->hlen)
 		return take(buf, n, in->head, &in->hpos, in->hlen);
 	return decoded(in, buf, n);
+}
+
+size_t pn_input_left(const pn_input *in)
+{
+	struct stat st;
+	if (in->gz || fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	off_t at = lseek(in->fd, 0, SEEK_CUR);
+	if (at < 0 || st.st_size < at)
+		return 0;
+	return (size_t)(st.st_size - at) + (in->rend - in->rpos) +
+	       (in->hlen - in->hpos);
 }

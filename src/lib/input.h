@@ -34,4 +34,10 @@ void pn_input_close(pn_input *in);
  * error, corrupt gzip data, or gzip input that ends inside a member. */
 size_t pn_input_read(pn_input *in, char *buf, size_t n);
 
+/* How many decoded bytes are still to come, where that is known without
+ * reading them: a plain (not gzip) regular file's size less what was
+ * handed out; 0 where it is not known (a pipe, gzip).  A hint only: a
+ * file that grows or shrinks meanwhile reads as it is. */
+size_t pn_input_left(const pn_input *in);
+
 #endif

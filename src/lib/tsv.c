@@ -267,8 +267,27 @@ static size_t count_lines(const char *p, const char *e)
 	return n;
 }
 
+/* Make room in t's buffer for the rest of its input where its size is
+ * known (a regular file): one bulk buffer of that size, so that the text
+ * is read without doubling and, from its first byte, into huge pages. */
+static void reserve_rest(pn_tsv *t)
+{
+	size_t have = t->end - t->pos, left = pn_input_left(t->in);
+	if (left == 0 || have + left + 1 <= t->cap)
+		return;
+	size_t cap = have + left + 1;   /* + 1: room to see the end */
+	char *buf = pn_xmalloc_bulk(cap + 1);
+	memcpy(buf, t->buf + t->pos, have);
+	free(t->buf);
+	t->buf = buf;
+	t->cap = cap;
+	t->pos = 0;
+	t->end = have;
+}
+
 void pn_tsv_read_all(pn_tsv *t, pn_tsv_rows *out, int threads)
 {
+	reserve_rest(t);
 	while (fill(t) > 0)     /* the first call moves the rest to buf[0] */
 		;
 	char *text = t->buf + t->pos, *stop = t->buf + t->end;
