@@ -1958,14 +1958,16 @@ static void overhead_sum(const pn_framework *fw, const stepper *st,
 static void warn_pages(const result *res, int ndev)
 {
 	int n = 0, w = -1;
+	double most = 0;
 	for (int d = 0; d < ndev; d++) {
-		const result *r = &res[d];
-		if (!(r->page > PAGE_WARN_SHARE * r->iter_ms))
+		double share = res[d].page / res[d].iter_ms;
+		if (!(share > PAGE_WARN_SHARE))
 			continue;
 		n++;
-		if (w < 0 || r->page / r->iter_ms >
-			     res[w].page / res[w].iter_ms)
+		if (share > most) {
+			most = share;
 			w = d;
+		}
 	}
 	if (!n)
 		return;
@@ -1977,7 +1979,7 @@ static void warn_pages(const result *res, int ndev)
 		"(page_ms %.3g of %.3g ms%s): the least certain part of a "
 		"CPU step, whose page count was 0.1-3.8x PyTorch's on "
 		"bench/real-steps (pn-sum(1), FRAMEWORK OVERHEAD)",
-		100 * res[w].page / res[w].iter_ms, res[w].g->name,
+		100 * most, res[w].g->name,
 		res[w].page, res[w].iter_ms, others);
 }
 
