@@ -348,6 +348,7 @@ static void tally_write(tally *t, FILE *out, int format, const pn_tsv *in)
 typedef struct {
 	int n;
 	double level;           /* --interval: the probability */
+	int devc;               /* with it, the column device, or -1 */
 } inserts;
 
 /* Rows read and not yet written: their fields (offsets into text), line,
@@ -424,11 +425,23 @@ static void batch_flush(batch *b, pn_predictor *pr, double *pred,
 				  "prediction is not finite");
 		double v[3] = {pred[r], NAN, NAN};
 		if (ins->n > 1) {
-			double k = pn_interval_factor(which[r], 0, ins->level);
+			/* the row's device: a model's --cv record holds on
+			 * the devices it was fitted on */
+			char dev[256] = "";
+			if (ins->devc >= 0) {
+				size_t at = r * (size_t)b->nc + (size_t)ins->devc;
+				size_t dl = b->flen[at] < sizeof dev - 1 ?
+					    b->flen[at] : sizeof dev - 1;
+				memcpy(dev, b->text + b->off[at], dl);
+				dev[dl] = '\0';
+			}
+			double k = pn_interval_factor(which[r], *dev ? dev :
+						      NULL, 0, ins->level);
 			if (isnan(k))
 				pn_die_at(PN_EXIT_DATA, path, b->line[r],
 					  PN_INTERVAL_NO_RECORD,
-					  which[r]->layer);
+					  which[r]->layer, *dev ? dev :
+					  "a device it never saw");
 			v[1] = pred[r] / k;
 			v[2] = pred[r] * k;
 		}
@@ -484,7 +497,8 @@ static int run_model(const char *model, const char *path, const char *output,
 
 	/* the inserted columns: replaced where they stand, else appended in
 	 * the order prediction, lower, upper bound, domain */
-	inserts ins = {.n = level > 0 ? 3 : 1, .level = level};
+	inserts ins = {.n = level > 0 ? 3 : 1, .level = level,
+		       .devc = level > 0 ? pn_tsv_find(in, "device") : -1};
 	char *iname[4] = {pn_xstrdup(predicted), NULL, NULL, NULL};
 	if (ins.n > 1) {
 		iname[1] = bound_name(predicted, "_lo");

@@ -53,6 +53,13 @@ static const char usage_tail[] =
 "      --keep-folds      with --logo, also write each refitted model into\n"
 "                        the model file after its layer's model, marked\n"
 "                        'fold DEVICE' (pn-eval --logo predicts with them)\n"
+"      --cv K            K-fold cross-validation (K 2 to 100): refit the\n"
+"                        chosen family K times, each without a K-th of the\n"
+"                        rows, and record in the model how it missed the\n"
+"                        rows it did not see: the error to expect on the\n"
+"                        devices of the rows, which pn-eval and pn-sum\n"
+"                        --interval turn into intervals there (not with\n"
+"                        --no-log-target)\n"
 "      --skip-failed     skip rows whose status column is not ok (rows of\n"
 "                        pn-time that ran out of memory or failed), and\n"
 "                        count them on standard error\n"
@@ -73,7 +80,7 @@ static const char usage_end[] =
 "error.\n"
 "Families and their parameters: see pn-fit(1).\n";
 
-enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_FOLDS,
+enum { OPT_AUTO = 256, OPT_BY_LAYER, OPT_NO_BY_LAYER, OPT_LOGO, OPT_FOLDS, OPT_CV,
        OPT_SKIP, OPT_NO_LOG, OPT_NO_FLOOR, OPT_TIMINGS, OPT_VERSION };
 
 static const struct option longopts[] = {
@@ -89,6 +96,7 @@ static const struct option longopts[] = {
 	{"val", required_argument, NULL, 'v'},
 	{"logo", no_argument, NULL, OPT_LOGO},
 	{"keep-folds", no_argument, NULL, OPT_FOLDS},
+	{"cv", required_argument, NULL, OPT_CV},
 	{"skip-failed", no_argument, NULL, OPT_SKIP},
 	{"param", required_argument, NULL, 'p'},
 	{"seed", required_argument, NULL, 's'},
@@ -228,6 +236,9 @@ static void check_options(pn_fit_spec *s, const char *valpath)
 	if (s->logo && s->log == 0)
 		pn_usage_error("--logo and --no-log-target exclude each other "
 			       "(--logo records errors on a log scale)");
+	if (s->cv && s->log == 0)
+		pn_usage_error("--cv and --no-log-target exclude each other "
+			       "(--cv records errors on a log scale)");
 	if (s->log < 0)         /* the default: ln(target), or --relative's */
 		s->log = !base;
 	if (s->no_base_floor && !base)
@@ -307,6 +318,9 @@ int main(int argc, char **argv)
 		case OPT_AUTO: s->autofit = 1; break;
 		case OPT_LOGO: s->logo = 1; break;
 		case OPT_FOLDS: s->keep_folds = 1; break;
+		case OPT_CV:
+			s->cv = (int)pn_opt_whole("--cv", optarg, 2, 100);
+			break;
 		case OPT_SKIP: skip = 1; break;
 		case 'F': s->features = optarg; break;
 		case 't': s->target = optarg; break;

@@ -169,11 +169,12 @@ factors_are() {
 		END { exit bad || NR != 2 }'
 }
 
-@test "pn-eval -m --interval fails on a model without logo lines" {
+@test "pn-eval -m --interval fails on a model without logo or cv lines" {
 	pn-fit -f lr -F ct_ms,cm_total -l -o plain.model train3.tsv
 	run_io pn-eval -m plain.model --interval -o rows.tsv "$F/test.tsv"
 	[ "$status" -eq 1 ]
-	[ "$(cat "$T/err")" = "pn-eval: $F/test.tsv:2: the dense model has no leave-one-device-out record for --interval (fit it with pn-fit --logo)" ]
+	dev=$(col "$F/test.tsv" device 1)
+	[ "$(cat "$T/err")" = "pn-eval: $F/test.tsv:2: the dense model has no record for --interval on $dev (fit it with pn-fit --logo, or --cv for the devices it is fitted on)" ]
 	[ ! -e rows.tsv ]
 }
 
@@ -183,7 +184,8 @@ factors_are() {
 	{ awk '/^pn-model/ { n++ } n == 1' plain.model; awk '/^pn-model/ { n++ } n == 2' logo.model; } >set.model
 	run_io pn-eval -m set.model --interval "$F/test.tsv"
 	[ "$status" -eq 1 ]
-	[ "$(tail -1 "$T/err")" = "pn-eval: $F/test.tsv:22: the bmm model has no leave-one-device-out record for --interval (fit it with pn-fit --logo)" ]
+	dev=$(col "$F/test.tsv" device 21)
+	[ "$(tail -1 "$T/err")" = "pn-eval: $F/test.tsv:22: the bmm model has no record for --interval on $dev (fit it with pn-fit --logo, or --cv for the devices it is fitted on)" ]
 }
 
 @test "pn-eval --interval rejects a level of 0, 100 or below 0" {

@@ -489,10 +489,10 @@ lstm_row() {
 	awk -v a="$(col "$BATS_TEST_TMPDIR/a" iteration_hi_ms 1)" -v b="$(col "$BATS_TEST_TMPDIR/b" iteration_hi_ms 1)" 'BEGIN { exit !(b > a) }'
 }
 
-@test "pn-sum --interval names a model without a leave-one-device-out record" {
+@test "pn-sum --interval names a model without a record for the device" {
 	run pn-sum -m "$BATS_FILE_TMPDIR/bmm.model" --interval $G -d UNIT "$F/bmm.tsv"
 	[ "$status" -eq 1 ]
-	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: the bmm model has no leave-one-device-out record for --interval (fit it with pn-fit --logo)" ]
+	[ "$output" = "pn-sum: $BATS_FILE_TMPDIR/bmm.model: the bmm model has no record for --interval on UNIT (fit it with pn-fit --logo, or --cv for the devices it is fitted on)" ]
 }
 
 @test "pn-sum rejects an interval level outside 0 to 100" {

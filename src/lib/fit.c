@@ -11,6 +11,7 @@
 #include "err.h"
 #include "fit.h"
 #include "metrics.h"
+#include "rng.h"
 #include "modelset.h"
 #include "tsv.h"
 
@@ -350,6 +351,101 @@ static int leave_devices_out(pn_fit *r)
 	return 0;
 }
 
+/* K-fold cross-validation of the chosen family on the group's training
+ * rows (fit.h, 3b): ln(predicted / measured) of every row by the refit
+ * that never saw it, its mean and sd recorded in the chosen model. */
+static int cross_validate(pn_fit *r)
+{
+	group *g = &r->g;
+	size_t p = g->d.p, n = g->n, k = (size_t)r->s.cv;
+	if (n < 2 * k)
+		return pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0, "layer "
+				    "'%s': --cv %zu needs at least %zu rows; "
+				    "it has %zu", g->layer, k, 2 * k, n);
+	/* fold of each row: a seeded shuffle dealt round-robin, so that the
+	 * folds differ in size by one at most */
+	size_t *perm = pn_xmalloc(n * sizeof *perm);
+	unsigned char *fold = pn_xmalloc(n);
+	pn_rng rng;
+	pn_rng_seed(&rng, r->s.seed ^ 0x63765f666f6c6473ULL);
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = (size_t)pn_rng_int(&rng, 0, (long long)i), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < n; i++)
+		fold[perm[i]] = (unsigned char)(i % k);
+	free(perm);
+	double *xin = pn_xmalloc_bulk(n * p * sizeof *xin);
+	double *yin = pn_xmalloc(n * sizeof *yin);
+	double *xout = pn_xmalloc(n * p * sizeof *xout);
+	double *yout = pn_xmalloc(n * sizeof *yout);
+	double *bout = pn_xmalloc(n * sizeof *bout);
+	double *pred = pn_xmalloc(n * sizeof *pred);
+	long double s = 0, ss = 0;
+	int rc = -1;
+	for (size_t f = 0; f < k; f++) {
+		size_t nin = 0, nout = 0;
+		double lo = INFINITY;   /* the refit's base-floor */
+		for (size_t i = 0; i < n; i++) {
+			int out = fold[i] == f;
+			double *xd = out ? xout + nout * p : xin + nin * p;
+			memcpy(xd, g->x + i * p, p * sizeof *xd);
+			if (out) {
+				bout[nout] = g->basev ? g->basev[i] : 0;
+				yout[nout++] = g->y[i];
+			} else {
+				if (g->basev && g->basev[i] < lo)
+					lo = g->basev[i];
+				yin[nin++] = g->y[i];
+			}
+		}
+		char err[256];
+		double vr;
+		pn_model *m = fit_family(r, g->best->family, xin, yin, nin,
+					 g->vx, g->vy, g->nv, &vr, err);
+		if (!m) {
+			pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0, "layer "
+				     "'%s': --cv fit without fold %zu of %zu: "
+				     "%s", g->layer, f + 1, k, err);
+			goto done;
+		}
+		double *xs = pn_design_scale(xout, nout, p, m->feat);
+		m->family->predict(m->state, xs, nout, p, pred);
+		free(xs);
+		pn_model_free(m);
+		for (size_t i = 0; i < nout; i++) {
+			if (g->basev && !r->s.no_base_floor && bout[i] < lo)
+				pred[i] += log(lo / bout[i]);
+			double e = pred[i] - yout[i];
+			s += e;
+			ss += (long double)e * e;
+		}
+	}
+	double mean = (double)(s / (long double)n);
+	double var = (double)(ss / (long double)n) - mean * mean;
+	double sd = sqrt(var > 0 ? var : 0);
+	if (!isfinite(mean) || !isfinite(sd)) {
+		pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0, "layer '%s': "
+			     "--cv: the fits predict their folds out of range",
+			     g->layer);
+		goto done;
+	}
+	pn_model_set_cv(g->best, (int)k, n, mean, sd);
+	rc = 0;
+done:
+	free(fold);
+	free(xin);
+	free(yin);
+	free(xout);
+	free(yout);
+	free(bout);
+	free(pred);
+	return rc;
+}
+
 /* The smallest and largest value of each feature of the training rows,
  * as encoded (before the log): the model's domain (domain.h). */
 static void ranges(group *g)
@@ -633,6 +729,7 @@ pn_model *pn_fit_group(pn_fit *r, const char *layer, pn_fault *f)
 	t->rows = r->g.n;
 	t->features = r->g.d.p;
 	if (choose(r, r->fitted++ == 0) < 0 ||
+	    (r->s.cv && cross_validate(r) < 0) ||
 	    (r->s.logo && leave_devices_out(r) < 0))
 		return NULL;
 	describe(r);

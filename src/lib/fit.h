@@ -19,6 +19,13 @@
  *      measured) on that device's rows in the model (pn_model_add_logo);
  *      with keep_folds, it also keeps each of those refitted models in the
  *      chosen model's folds (model.h), in device order;
+ *   3b. with cv = K, refits the chosen family K times, each without one
+ *      of K folds of the group's training rows (each row in one fold,
+ *      drawn with the seed; the validation rows, if any, stop every refit
+ *      early), predicts the fold left out as pn-eval would (base-floor
+ *      included) and records the mean and sd of ln(predicted / measured)
+ *      over all the rows in the model (pn_model_set_cv): the error on
+ *      rows like the training rows, of the devices they came from;
  *   4. records the provenance lines (model.h's "info"): rows; the domain
  *      (domain.h): devices, layers, precisions, passes and optimizers of
  *      the rows (a line for each of these columns the table has), and the
@@ -62,6 +69,10 @@
  *     layer 'x': --logo fit without device 'd': <the family's message>
  *     layer 'x': --logo: the fit without device 'd' predicts its rows out
  *       of range                                              (data)
+ *     with cv:
+ *     layer 'x': --cv K needs at least 2K rows; it has N      (data)
+ *     layer 'x': --cv fit without fold F of K: <the family's message>
+ *     layer 'x': --cv: the fits predict their folds out of range (data)
  */
 #ifndef PN_FIT_H
 #define PN_FIT_H
@@ -89,6 +100,8 @@ typedef struct {
 	int logo;                       /* leave each device out (needs log or
 					   base) */
 	int keep_folds;                 /* with logo: keep the fold models */
+	int cv;                         /* K-fold cross-validation, K >= 2
+					   (needs log or base), 0: none */
 	uint64_t seed;
 	const pn_family *family;        /* without autofit */
 	pn_params *par;                 /* --param, read by the families */

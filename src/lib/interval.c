@@ -1,4 +1,4 @@
-/* interval.c - prediction intervals for unmeasured GPUs (see interval.h). */
+/* interval.c - prediction intervals (see interval.h). */
 #include <math.h>
 #include <string.h>
 
@@ -10,8 +10,17 @@
 #include "roofline.h"
 #include "tsv.h"
 
-double pn_interval_factor(const pn_model *m, int whole, double level)
+int pn_interval_own(const pn_model *m, const char *device)
 {
+	return m && m->cv_k && device && pn_model_saw_device(m, device);
+}
+
+double pn_interval_factor(const pn_model *m, const char *device, int whole,
+			  double level)
+{
+	if (pn_interval_own(m, device))
+		return exp(hypot(m->cv_bias, m->cv_sd) *
+			   gsl_cdf_ugaussian_Pinv((1 + level) / 2));
 	double s = pn_model_spread(m, whole);
 	if (isnan(s))
 		return NAN;

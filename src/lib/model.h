@@ -35,6 +35,9 @@
  *                                     and largest training value; with
  *   info base-floor 4.9e-06           logratio, the smallest COL: a row
  *                                     below it is predicted at it)
+ *   cv 5 5120 -0.002 0.21            (pn-fit --cv K: K-fold cross-validation
+ *                                     on the training rows, N rows, mean and
+ *                                     sd of ln(predicted / measured))
  *   body                             (family state, family-defined text)
  *   ...
  *   end
@@ -167,6 +170,9 @@ typedef struct pn_model {
 	char **info;        /* "key value...", provenance */
 	int nlogo;
 	pn_logo *logo;      /* leave-one-device-out errors, nlogo of them */
+	int cv_k;           /* cross-validation folds (pn-fit --cv), 0: none */
+	size_t cv_n;        /* its rows, and its ln(predicted / measured): */
+	double cv_bias, cv_sd;  /* mean and sd (finite, sd >= 0) */
 	void *state;        /* the family's fitted state */
 	char *fold;         /* a fold model: the device left out; else NULL */
 	int nfold;
@@ -189,6 +195,11 @@ void pn_model_add_info(pn_model *m, const char *fmt, ...)
 /* Record the leave-one-device-out error on one device (pn_logo). */
 void pn_model_add_logo(pn_model *m, const char *device, size_t n,
 		       double bias, double sd);
+/* Record the cross-validation error over n training rows in k folds. */
+void pn_model_set_cv(pn_model *m, int k, size_t n, double bias, double sd);
+/* Whether device is among the devices of m's training rows (its "info
+ * devices" line). */
+int pn_model_saw_device(const pn_model *m, const char *device);
 /* The spread, in ln(predicted / measured), of the model's error on a GPU
  * that was not in its training rows, from its leave-one-device-out
  * records: with whole = 0, of one row's prediction, sqrt(mean over devices

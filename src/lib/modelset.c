@@ -70,6 +70,12 @@ void pn_model_write(FILE *f, const pn_model *m)
 		pn_fmt_num(sd, l->sd);
 		fprintf(f, "logo %s %zu %s %s\n", l->device, l->n, bias, sd);
 	}
+	if (m->cv_k) {
+		char bias[40], sd[40];
+		pn_fmt_num(bias, m->cv_bias);
+		pn_fmt_num(sd, m->cv_sd);
+		fprintf(f, "cv %d %zu %s %s\n", m->cv_k, m->cv_n, bias, sd);
+	}
 	fputs("body\n", f);
 	m->family->save(m->state, f);
 	fputs("end\n", f);
@@ -128,6 +134,34 @@ void pn_model_add_logo(pn_model *m, const char *device, size_t n,
 	m->logo = pn_xrealloc(m->logo, (size_t)(m->nlogo + 1) *
 			      sizeof *m->logo);
 	m->logo[m->nlogo++] = (pn_logo){pn_xstrdup(device), n, bias, sd};
+}
+
+void pn_model_set_cv(pn_model *m, int k, size_t n, double bias, double sd)
+{
+	if (!isfinite(bias) || !isfinite(sd) || sd < 0 || k < 2 ||
+	    n < (size_t)k)
+		PN_BUG("bad cross-validation record");
+	m->cv_k = k;
+	m->cv_n = n;
+	m->cv_bias = bias;
+	m->cv_sd = sd;
+}
+
+int pn_model_saw_device(const pn_model *m, const char *device)
+{
+	size_t len = strlen(device);
+	for (int i = 0; m && len && i < m->ninfo; i++) {
+		const char *v = m->info[i];
+		if (strncmp(v, "devices ", 8) != 0)
+			continue;
+		for (const char *s = v + 8; *s;) {
+			size_t w = strcspn(s, ",");
+			if (w == len && strncmp(s, device, len) == 0)
+				return 1;
+			s += w + (s[w] == ',');
+		}
+	}
+	return 0;
 }
 
 double pn_model_spread(const pn_model *m, int whole)
@@ -229,6 +263,29 @@ static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
 			pn_mread_die(r, "logo: device '%.40s' listed twice",
 				     tok[1]);
 	pn_model_add_logo(m, tok[1], (size_t)rows, bias, sd);
+}
+
+/* "cv K N BIAS SD" */
+static void read_cv(pn_mreader *r, pn_model *m, char **tok, int n)
+{
+	if (n != 5)
+		pn_mread_die(r, "'cv' needs a fold count, a row count, a bias "
+			     "and an sd");
+	if (m->cv_k)
+		pn_mread_die(r, "'cv' listed twice");
+	double k = header_num(r, "cv folds", tok[1]);
+	double rows = header_num(r, "cv rows", tok[2]);
+	if (k < 2 || k > 1e6 || k != floor(k))
+		pn_mread_die(r, "cv folds: '%.40s' is not a count of at "
+			     "least 2", tok[1]);
+	if (rows < k || rows > 1e15 || rows != floor(rows))
+		pn_mread_die(r, "cv rows: '%.40s' is not a count of at "
+			     "least the folds", tok[2]);
+	double bias = header_num(r, "cv bias", tok[3]);
+	double sd = header_num(r, "cv sd", tok[4]);
+	if (sd < 0)
+		pn_mread_die(r, "cv sd: '%.40s' is negative", tok[4]);
+	pn_model_set_cv(m, (int)k, (size_t)rows, bias, sd);
 }
 
 /* An "info base-floor X" line (domain.h): one positive number, in a
@@ -382,6 +439,10 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 			read_logo(r, m, tok, n);
 			continue;
 		}
+		if (n >= 1 && strcmp(tok[0], "cv") == 0) {
+			read_cv(r, m, tok, n);
+			continue;
+		}
 		if (n >= 1 && strcmp(tok[0], "param") == 0) {
 			if (n != 3)
 				pn_mread_die(r, "'param' needs a name and a "
@@ -389,7 +450,7 @@ static pn_model *read_model(pn_mreader *r, const pn_model *prev)
 			pn_model_add_param(m, tok[1], tok[2]);
 			continue;
 		}
-		pn_mread_die(r, "'%.40s', want param, info, logo or body",
+		pn_mread_die(r, "'%.40s', want param, info, logo, cv or body",
 			     n ? tok[0] : "");
 	}
 	pn_mread_begin(r);
