@@ -128,3 +128,17 @@ family_missing_feature() {
 	[ "$status" -eq 1 ]
 	[ "$(cat "$T/err")" = "pn-eval: noct.tsv:2: missing column 'ct_ms' needed by the dense model" ]
 }
+
+# corrupt_refused MODEL SED MESSAGE: MODEL changed by SED (which must change
+# it) is refused by pn-eval with exit 1, no rows written, and "corrupt
+# model: MESSAGE" at the changed line.
+corrupt_refused() {
+	sed "$2" "$1" >bad.model
+	! cmp -s "$1" bad.model || return 1
+	local line
+	line=$(cmp "$1" bad.model | awk '{ print $NF }')
+	run_io pn-eval -m bad.model "$F/test.tsv"
+	[ "$status" -eq 1 ]
+	[ ! -s "$T/out" ]
+	[ "$(cat "$T/err")" = "pn-eval: bad.model:$line: corrupt model: $3" ]
+}

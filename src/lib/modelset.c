@@ -244,20 +244,34 @@ static double header_num(pn_mreader *r, const char *what, const char *s)
 	return v;
 }
 
+/* The error of a "logo" or "cv" line (what): tok[2..4], its rows (a whole
+ * number of at least least, said as least_words), bias and sd (>= 0). */
+static void read_error(pn_mreader *r, const char *what, char **tok,
+		       double least, const char *least_words, double *rows,
+		       double *bias, double *sd)
+{
+	char name[16];
+	snprintf(name, sizeof name, "%s rows", what);
+	*rows = header_num(r, name, tok[2]);
+	if (*rows < least || *rows > 1e15 || *rows != floor(*rows))
+		pn_mread_die(r, "%s rows: '%.40s' is not a count of at least "
+			     "%s", what, tok[2], least_words);
+	snprintf(name, sizeof name, "%s bias", what);
+	*bias = header_num(r, name, tok[3]);
+	snprintf(name, sizeof name, "%s sd", what);
+	*sd = header_num(r, name, tok[4]);
+	if (*sd < 0)
+		pn_mread_die(r, "%s sd: '%.40s' is negative", what, tok[4]);
+}
+
 /* "logo DEVICE N BIAS SD" */
 static void read_logo(pn_mreader *r, pn_model *m, char **tok, int n)
 {
 	if (n != 5)
 		pn_mread_die(r, "'logo' needs a device, a row count, a bias "
 			     "and an sd");
-	double rows = header_num(r, "logo rows", tok[2]);
-	if (rows < 1 || rows > 1e15 || rows != floor(rows))
-		pn_mread_die(r, "logo rows: '%.40s' is not a count of at "
-			     "least 1", tok[2]);
-	double bias = header_num(r, "logo bias", tok[3]);
-	double sd = header_num(r, "logo sd", tok[4]);
-	if (sd < 0)
-		pn_mread_die(r, "logo sd: '%.40s' is negative", tok[4]);
+	double rows, bias, sd;
+	read_error(r, "logo", tok, 1, "1", &rows, &bias, &sd);
 	for (int i = 0; i < m->nlogo; i++)
 		if (strcmp(m->logo[i].device, tok[1]) == 0)
 			pn_mread_die(r, "logo: device '%.40s' listed twice",
@@ -274,17 +288,11 @@ static void read_cv(pn_mreader *r, pn_model *m, char **tok, int n)
 	if (m->cv_k)
 		pn_mread_die(r, "'cv' listed twice");
 	double k = header_num(r, "cv folds", tok[1]);
-	double rows = header_num(r, "cv rows", tok[2]);
 	if (k < 2 || k > 1e6 || k != floor(k))
 		pn_mread_die(r, "cv folds: '%.40s' is not a count of at "
 			     "least 2", tok[1]);
-	if (rows < k || rows > 1e15 || rows != floor(rows))
-		pn_mread_die(r, "cv rows: '%.40s' is not a count of at "
-			     "least the folds", tok[2]);
-	double bias = header_num(r, "cv bias", tok[3]);
-	double sd = header_num(r, "cv sd", tok[4]);
-	if (sd < 0)
-		pn_mread_die(r, "cv sd: '%.40s' is negative", tok[4]);
+	double rows, bias, sd;
+	read_error(r, "cv", tok, k, "the folds", &rows, &bias, &sd);
 	pn_model_set_cv(m, (int)k, (size_t)rows, bias, sd);
 }
 
