@@ -274,6 +274,22 @@ static double floor_refit(pn_fit *r, int dc, const char *dev, double *pred)
 	return lo;
 }
 
+/* The mean and population sd of the errors e[0..n), ln(predicted /
+ * measured); 0 when either is not finite. */
+static int error_stats(const double *e, size_t n, double *mean, double *sd)
+{
+	long double s = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		s += e[i];
+	*mean = (double)(s / (long double)n);
+	for (size_t i = 0; i < n; i++) {
+		double d = e[i] - *mean;
+		ss += (long double)d * d;
+	}
+	*sd = sqrt((double)(ss / (long double)n));
+	return isfinite(*mean) && isfinite(*sd);
+}
+
 /* Refit the best family without each device of the group in turn, predict
  * that device's rows and record the error, ln(predicted / measured): the
  * target is fitted on a log scale, so it is the difference. */
@@ -324,16 +340,10 @@ static int leave_devices_out(pn_fit *r)
 			pn_model_add_info(m, "base-floor %s", lo);
 			pn_domain_parse(m);
 		}
-		long double s = 0, ss = 0;
 		for (size_t i = 0; i < nout; i++)
-			s += r->lo.pred[i] - r->lo.y[i];
-		double mean = (double)(s / (long double)nout);
-		for (size_t i = 0; i < nout; i++) {
-			double e = r->lo.pred[i] - r->lo.y[i] - mean;
-			ss += (long double)e * e;
-		}
-		double sd = sqrt((double)(ss / (long double)nout));
-		if (!isfinite(mean) || !isfinite(sd)) {
+			r->lo.pred[i] -= r->lo.y[i];
+		double mean, sd;
+		if (!error_stats(r->lo.pred, nout, &mean, &sd)) {
 			pn_model_free(m);
 			return pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0,
 					    "layer '%s': --logo: the fit "
@@ -384,7 +394,8 @@ static int cross_validate(pn_fit *r)
 	double *yout = pn_xmalloc(n * sizeof *yout);
 	double *bout = pn_xmalloc(n * sizeof *bout);
 	double *pred = pn_xmalloc(n * sizeof *pred);
-	long double s = 0, ss = 0;
+	double *err = pn_xmalloc(n * sizeof *err);   /* every row's error */
+	size_t nerr = 0;
 	int rc = -1;
 	for (size_t f = 0; f < k; f++) {
 		size_t nin = 0, nout = 0;
@@ -402,14 +413,14 @@ static int cross_validate(pn_fit *r)
 				yin[nin++] = g->y[i];
 			}
 		}
-		char err[256];
+		char why[256];
 		double vr;
 		pn_model *m = fit_family(r, g->best->family, xin, yin, nin,
-					 g->vx, g->vy, g->nv, &vr, err);
+					 g->vx, g->vy, g->nv, &vr, why);
 		if (!m) {
 			pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0, "layer "
 				     "'%s': --cv fit without fold %zu of %zu: "
-				     "%s", g->layer, f + 1, k, err);
+				     "%s", g->layer, f + 1, k, why);
 			goto done;
 		}
 		double *xs = pn_design_scale(xout, nout, p, m->feat);
@@ -419,15 +430,11 @@ static int cross_validate(pn_fit *r)
 		for (size_t i = 0; i < nout; i++) {
 			if (g->basev && !r->s.no_base_floor && bout[i] < lo)
 				pred[i] += log(lo / bout[i]);
-			double e = pred[i] - yout[i];
-			s += e;
-			ss += (long double)e * e;
+			err[nerr++] = pred[i] - yout[i];
 		}
 	}
-	double mean = (double)(s / (long double)n);
-	double var = (double)(ss / (long double)n) - mean * mean;
-	double sd = sqrt(var > 0 ? var : 0);
-	if (!isfinite(mean) || !isfinite(sd)) {
+	double mean, sd;
+	if (!error_stats(err, nerr, &mean, &sd)) {
 		pn_fault_set(r->fault, PN_EXIT_DATA, NULL, 0, "layer '%s': "
 			     "--cv: the fits predict their folds out of range",
 			     g->layer);
@@ -443,6 +450,7 @@ done:
 	free(yout);
 	free(bout);
 	free(pred);
+	free(err);
 	return rc;
 }
 
